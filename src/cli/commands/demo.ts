@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+import { DEMO_ORGANIZATION, demoDataSet } from '../../demo/data-set.js';
+import { importDataSet } from '../../import/load.js';
+import { parseDataSet } from '../../import/parse.js';
+import { configFromEnvironment, withDatabase } from '../context.js';
+import { describeSummary } from './import.js';
+
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description(`Load the demo data set (organisation "${DEMO_ORGANIZATION}")`)
+    .action(async () => {
+      const summary = await withDatabase(configFromEnvironment(), (database) =>
+        importDataSet(database, parseDataSet(demoDataSet())),
+      );
+      console.log(describeSummary(summary));
+      console.log(`Create a key with: npx compplan keys create --org ${DEMO_ORGANIZATION}`);
+    });
+}

@@ -1,0 +1,62 @@
+// The `compplan` command line (decisions.md section 2): a thin layer over the modules.
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config.js';
+import { ImportError } from '../import/errors.js';
+import { registerDemo } from './commands/demo.js';
+import { registerImport } from './commands/import.js';
+import { registerKeys } from './commands/keys.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerOrgs } from './commands/orgs.js';
+import { registerServe } from './commands/serve.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
+
+export function buildProgram(): Command {
+  const program = new Command('compplan')
+    .description('compplan: the read-only Compensation Planning External API')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerServe(program);
+  registerMigrate(program);
+  registerImport(program);
+  registerDemo(program);
+  registerOrgs(program);
+  registerKeys(program);
+  for (const command of program.commands) {
+    command.exitOverride();
+    for (const sub of command.commands) sub.exitOverride();
+  }
+  return program;
+}
+
+function fail(message: string, exitCode: number): never {
+  process.stderr.write(`compplan: ${message}\n`);
+  process.exit(exitCode);
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv as string[]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed its message (or the help) already.
+      process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
+    }
+    if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
+    if (error instanceof ImportError) {
+      fail(
+        `the data set was not imported; nothing changed.\n${error.problems.join('\n')}`,
+        EXIT_FAILURE,
+      );
+    }
+    if (error instanceof CliError) fail(error.message, error.exitCode);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      fail(`the port is already in use: ${(error as Error).message}`, EXIT_FAILURE);
+    fail(
+      `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      EXIT_FAILURE,
+    );
+  }
+}
+
+await main(process.argv);

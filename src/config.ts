@@ -1,0 +1,119 @@
+// The service configuration: parsed once, at the entry point, from the environment.
+// Nothing else in the code base reads process.env; tests build their own Config.
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type DatabaseConfig =
+  | { readonly dialect: 'sqlite'; readonly path: string }
+  | { readonly dialect: 'postgres'; readonly url: string };
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  /** Shared rate-limit store; undefined means an in-process store (one instance). */
+  readonly redisUrl: string | undefined;
+  readonly rateLimitPerSecond: number;
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const DEFAULTS = {
+  PORT: '3000',
+  HOST: '0.0.0.0',
+  DATABASE_URL: 'sqlite:./data/compplan.db',
+  RATE_LIMIT_PER_SECOND: '10',
+  LOG_LEVEL: 'info',
+} as const;
+
+// Whole decimal numbers only: Number('') is 0 and Number('1e3') is 1000, neither of
+// which anyone means when they write a port.
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, `must be from ${min} to ${max}`)
+        .max(max, `must be from ${min} to ${max}`),
+    );
+
+const databaseUrl = z.string().transform((value, ctx): DatabaseConfig => {
+  if (value.startsWith('sqlite:')) {
+    const path = value.slice('sqlite:'.length);
+    if (path.length > 0) return { dialect: 'sqlite', path };
+  } else if (/^postgres(ql)?:\/\/./.test(value)) {
+    try {
+      new URL(value);
+      return { dialect: 'postgres', url: value };
+    } catch {
+      // reported below
+    }
+  }
+  ctx.addIssue({
+    code: 'custom',
+    message: 'must be sqlite:PATH or postgres://user:password@host:port/database',
+  });
+  return z.NEVER;
+});
+
+const redisUrl = z.string().refine((value) => /^rediss?:\/\/./.test(value) && URL.canParse(value), {
+  message: 'must be a redis:// or rediss:// URL',
+});
+
+const envSchema = z.object({
+  PORT: wholeNumber(0, 65535),
+  HOST: z.string().min(1, 'must not be empty'),
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: redisUrl.optional(),
+  RATE_LIMIT_PER_SECOND: wholeNumber(1, 1_000_000),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }),
+});
+
+/** Variables a Config is read from; a value that is empty counts as unset. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Reads the configuration. A bad value throws a ConfigError whose one-line message names
+ * the variable, what it must be and what it was, so that start-up stops with something a
+ * person can act on.
+ */
+export function loadConfig(env: Environment): Config {
+  const pick = (name: keyof typeof envSchema.shape) => {
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const raw = {
+    PORT: pick('PORT') ?? DEFAULTS.PORT,
+    HOST: pick('HOST') ?? DEFAULTS.HOST,
+    DATABASE_URL: pick('DATABASE_URL') ?? DEFAULTS.DATABASE_URL,
+    REDIS_URL: pick('REDIS_URL'),
+    RATE_LIMIT_PER_SECOND: pick('RATE_LIMIT_PER_SECOND') ?? DEFAULTS.RATE_LIMIT_PER_SECOND,
+    LOG_LEVEL: pick('LOG_LEVEL') ?? DEFAULTS.LOG_LEVEL,
+  };
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'configuration');
+    const value = raw[name as keyof typeof raw];
+    // Never echo a URL back whole: it may carry a password.
+    const shown = /URL$/.test(name) ? '' : ` (got ${JSON.stringify(value)})`;
+    throw new ConfigError(`${name} ${issue?.message ?? 'is invalid'}${shown}`);
+  }
+  const env_ = parsed.data;
+  return Object.freeze({
+    port: env_.PORT,
+    host: env_.HOST,
+    database: Object.freeze(env_.DATABASE_URL),
+    redisUrl: env_.REDIS_URL,
+    rateLimitPerSecond: env_.RATE_LIMIT_PER_SECOND,
+    logLevel: env_.LOG_LEVEL,
+  });
+}

@@ -1,0 +1,52 @@
+// Opens the database named by the configuration: the embedded SQLite file, or a
+// PostgreSQL pool. Everything above this file sees only a Kysely<Database>.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.js';
+import type { Database } from './types.js';
+
+export type Db = Kysely<Database>;
+export type Dialect = DatabaseConfig['dialect'];
+
+export interface DatabaseHandle {
+  readonly db: Db;
+  readonly dialect: Dialect;
+}
+
+// A request never waits longer than this for PostgreSQL: a slow or stuck query becomes
+// an error the client sees (503/504) instead of a hung connection.
+const POSTGRES_STATEMENT_TIMEOUT_MS = 5_000;
+const POSTGRES_CONNECT_TIMEOUT_MS = 3_000;
+// Two cores serve the API; more connections than this only queue inside PostgreSQL.
+const POSTGRES_POOL_SIZE = 10;
+
+export function openDatabase(config: DatabaseConfig): DatabaseHandle {
+  if (config.dialect === 'sqlite') {
+    if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
+    const sqlite = new SQLite(config.path);
+    // WAL lets readers (the API) and a writer (an import) work at once; the busy
+    // timeout makes a second writer wait for the first instead of failing at once.
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    return {
+      db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
+      dialect: 'sqlite',
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: POSTGRES_POOL_SIZE,
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+    statement_timeout: POSTGRES_STATEMENT_TIMEOUT_MS,
+    application_name: 'compplan',
+  });
+  return {
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    dialect: 'postgres',
+  };
+}

@@ -1,0 +1,35 @@
+// Versioned migrations, compiled in (no directory scanning), applied in name order.
+import { type Migration, type MigrationProvider, type MigrationResult, Migrator } from 'kysely';
+import type { DatabaseHandle, Dialect } from './connect.js';
+import { initialSchema } from './migrations/0001-initial.js';
+
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001-initial': initialSchema(dialect),
+  };
+}
+
+class CompiledMigrations implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations(this.dialect);
+  }
+}
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+/** Applies every pending migration; returns the names of those applied now. */
+export async function migrateToLatest({ db, dialect }: DatabaseHandle): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new CompiledMigrations(dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r: MigrationResult) => r.status === 'Error');
+    throw new MigrationError(
+      `Migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,83 @@
+// Table types. Columns typed `Timestamp` hold an ISO 8601 UTC text in SQLite and a
+// timestamptz in PostgreSQL: they are written as ISO strings and read back as either,
+// and `toIso` (db/values.ts) is where the two meet. Booleans are 0/1 integers in SQLite.
+import type { ColumnType, Selectable } from 'kysely';
+
+export type Timestamp = ColumnType<Date | string, string, string>;
+export type Flag = ColumnType<boolean | number, boolean | number, boolean | number>;
+
+export interface OrganizationsTable {
+  id: string;
+  slug: string;
+  name: string;
+  api_keys_enabled: Flag;
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** The first characters of the secret: enough to recognise a key, useless to use it. */
+  prefix: string;
+  /** SHA-256 of the whole secret, hex. The secret itself is never stored. */
+  secret_hash: string;
+  created_at: Timestamp;
+  last_used_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  revoked_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+}
+
+export interface MeritCyclesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  status: string;
+  start_date: Timestamp;
+  end_date: Timestamp;
+  created_date: Timestamp;
+  currency: string;
+  /** JSON object text, exactly as loaded: currency code → rate from `currency`. */
+  exchange_rates: string;
+}
+
+export interface MeritCycleEmployeesTable {
+  id: string;
+  organization_id: string;
+  merit_cycle_id: string;
+  email: string;
+  /** Lower-cased email: re-imports match an employee by cycle and email, case-insensitively. */
+  email_key: string;
+  first_name: string;
+  last_name: string;
+  preferred_name: string | null;
+  currency_code: string;
+  currency_name: string;
+  eligibility_status: string;
+  /** JSON object text of the employee's columns, exactly as loaded. */
+  columns: string;
+  /**
+   * The employee as the API serves it, as JSON text, written whenever the row is. A page
+   * of employees is then a concatenation of stored strings rather than 100 serializations.
+   */
+  body: string;
+}
+
+/** Server-wide secrets, made by a migration, so that every instance shares them. */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  organizations: OrganizationsTable;
+  api_keys: ApiKeysTable;
+  merit_cycles: MeritCyclesTable;
+  merit_cycle_employees: MeritCycleEmployeesTable;
+  server_secrets: ServerSecretsTable;
+}
+
+export type OrganizationRow = Selectable<OrganizationsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type MeritCycleRow = Selectable<MeritCyclesTable>;
+export type EmployeeRow = Selectable<MeritCycleEmployeesTable>;

@@ -1,0 +1,32 @@
+// The one error type the API answers with. The error handler turns it (and every other
+// error) into the body that api.md section 7 defines.
+
+export interface ValidationIssue {
+  /** The offending parameter, e.g. `limit` or `startDate[gte]`. */
+  readonly path: string;
+  readonly message: string;
+  /** zod's issue code: too_big, too_small, invalid_type, invalid_value, … */
+  readonly code: string;
+}
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly validationErrors?: readonly ValidationIssue[],
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, message);
+
+// One message for every kind of authentication failure (missing, malformed, unknown or
+// revoked key), so that a caller learns nothing about which keys exist.
+export const unauthorized = () => new ApiError(401, 'Missing or invalid API key');
+
+export const notFound = (what: string) => new ApiError(404, `${what} not found`);
+
+export const RATE_LIMITED_MESSAGE = 'Too Many Requests';

@@ -1,0 +1,70 @@
+// Schemas shared by every route: the error bodies of api.md section 7 and the query
+// parameters and envelope of pagination (section 4.6). One schema validates, types and
+// (through the OpenAPI document) documents each of them.
+import { z } from 'zod';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page.js';
+
+export const ValidationErrorItem = z
+  .object({
+    path: z.string().describe('The offending parameter, e.g. `limit`.'),
+    message: z.string(),
+    code: z
+      .string()
+      .describe('zod issue code, e.g. `too_big`, `invalid_value`, `unrecognized_keys`.'),
+  })
+  .meta({ id: 'ValidationErrorItem' });
+
+export const ErrorBody = z
+  .object({
+    timestamp: z.iso.datetime().describe('When the error happened, ISO 8601 UTC.'),
+    path: z.string().describe('The request path, without the query string.'),
+    message: z.string(),
+    statusCode: z.int(),
+    validationErrors: z.array(ValidationErrorItem).optional(),
+  })
+  .meta({ id: 'ErrorBody' });
+
+export const RateLimitBody = z
+  .object({ message: z.literal('Too Many Requests'), statusCode: z.literal(429) })
+  .meta({ id: 'RateLimitBody' });
+
+export const errorResponses = {
+  400: ErrorBody.describe('Bad request, e.g. an invalid or foreign cursor.'),
+  401: ErrorBody.describe('Missing or invalid API key.'),
+  404: ErrorBody.describe('Not found, or not visible to this key.'),
+  422: ErrorBody.describe('Invalid query parameters, listed in validationErrors.'),
+  429: RateLimitBody.describe('Rate limit exceeded.'),
+  500: ErrorBody.describe('Internal server error.'),
+} as const;
+
+// Query values arrive as text. Only plain decimal integers become numbers; anything else
+// ("abc", "2.5", "", "1e2") stays text so that zod reports invalid_type for it, rather
+// than coercing "" to 0 or "1e2" to 100.
+const integerText = (value: unknown) =>
+  typeof value === 'string' && /^[+-]?\d+$/.test(value) ? Number(value) : value;
+
+export const limitParam = z
+  .preprocess(
+    integerText,
+    z
+      .int({ error: 'must be a whole number' })
+      .min(1, 'must be at least 1')
+      .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
+  )
+  .default(DEFAULT_PAGE_SIZE)
+  .describe(`Page size, 1 to ${MAX_PAGE_SIZE}.`);
+
+export const nextCursorParam = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('The nextCursor of the previous page, unchanged.');
+
+export function pageOf<T extends z.ZodType>(item: T, id: string) {
+  return z
+    .object({
+      data: z.array(item),
+      nextCursor: z.string().nullable().describe('Cursor of the next page; null on the last page.'),
+    })
+    .meta({ id });
+}

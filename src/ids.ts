@@ -1,0 +1,21 @@
+// Public identifiers: a type prefix and a lowercase UUID (decisions.md: IDs).
+import { randomUUID } from 'node:crypto';
+
+export type IdPrefix = 'mc' | 'mce' | 'key' | 'org';
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+
+export const ID_PATTERNS: Readonly<Record<IdPrefix, RegExp>> = {
+  mc: new RegExp(`^mc_${UUID}$`),
+  mce: new RegExp(`^mce_${UUID}$`),
+  key: new RegExp(`^key_${UUID}$`),
+  org: new RegExp(`^org_${UUID}$`),
+};
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomUUID()}`;
+}
+
+export function isId(prefix: IdPrefix, text: string): boolean {
+  return ID_PATTERNS[prefix].test(text);
+}

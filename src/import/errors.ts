@@ -1,0 +1,48 @@
+// Import problems, each named by the JSON path of the field at fault, e.g.
+// `meritCycles[0].employees[3].email: must be an email address`.
+import type { z } from 'zod';
+
+export class ImportError extends Error {
+  override name = 'ImportError';
+
+  constructor(readonly problems: readonly string[]) {
+    super(
+      problems.length === 1
+        ? (problems[0] ?? '')
+        : `${problems.length} problems:\n${problems.join('\n')}`,
+    );
+  }
+}
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** `['meritCycles', 0, 'employees', 3, 'email']` → `meritCycles[0].employees[3].email`. */
+export function jsonPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else if (IDENTIFIER.test(String(part))) out += out === '' ? String(part) : `.${String(part)}`;
+    else out += `[${JSON.stringify(String(part))}]`;
+  }
+  return out === '' ? '(the file)' : out;
+}
+
+// How many problems one run reports: enough to fix a file in a few rounds, few enough
+// that a file with an error in every row does not print a million lines.
+const MAX_PROBLEMS = 50;
+
+export function importErrorFromZod(error: z.ZodError): ImportError {
+  const problems: string[] = [];
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        problems.push(`${jsonPath([...issue.path, key])}: is not a field of this format`);
+      }
+    } else {
+      problems.push(`${jsonPath(issue.path)}: ${issue.message}`);
+    }
+  }
+  const shown = problems.slice(0, MAX_PROBLEMS);
+  if (problems.length > MAX_PROBLEMS) shown.push(`… and ${problems.length - MAX_PROBLEMS} more`);
+  return new ImportError(shown);
+}

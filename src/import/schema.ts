@@ -1,0 +1,186 @@
+// The import file format (decisions.md section 3), validated in full before anything is
+// written. Objects are strict: a misspelt field is an error, never silently dropped.
+import { z } from 'zod';
+import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
+import { ID_PATTERNS } from '../ids.js';
+import { ELIGIBILITY_STATUSES } from '../modules/employees/schema.js';
+import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
+
+// Stored exactly as given (no trimming): a value only has to contain something.
+const text = z
+  .string()
+  .refine((value) => value.trim().length > 0, { message: 'must not be empty' });
+
+const currencyCode = z
+  .string()
+  .refine(isCurrencyCode, { message: 'must be an ISO 4217 currency code, e.g. USD' });
+
+// Any ISO 8601 offset is accepted; values are stored and served as UTC. Years are kept
+// to 0001–9999 so that every stored timestamp has the same 24-character ISO form.
+const timestamp = z.iso
+  .datetime({
+    offset: true,
+    local: false,
+    message: 'must be an ISO 8601 date-time, e.g. 2025-01-01T00:00:00.000Z',
+  })
+  .transform((value, ctx) => {
+    const date = new Date(value);
+    const year = date.getUTCFullYear();
+    if (Number.isNaN(date.getTime()) || year < 1 || year > 9999) {
+      ctx.addIssue({ code: 'custom', message: 'must be a date-time between years 0001 and 9999' });
+      return z.NEVER;
+    }
+    return date.toISOString();
+  });
+
+const idOf = (prefix: 'mc' | 'mce') =>
+  z
+    .string()
+    .regex(ID_PATTERNS[prefix], { message: `must be ${prefix}_ followed by a lowercase UUID` });
+
+const Column = z
+  .strictObject({
+    name: z.string(),
+    type: text,
+    value: z.json(),
+  })
+  .superRefine((column, ctx) => {
+    // The two known types are checked; any other type carries any JSON value.
+    if (column.type === 'text' && typeof column.value !== 'string') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value'],
+        message: 'a text column value must be a string',
+      });
+    }
+    if (column.type === 'composite') {
+      const value = column.value;
+      const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+      if (!isObject || Object.values(value).some((part) => typeof part !== 'string')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['value'],
+          message: 'a composite column value must be an object whose parts are strings',
+        });
+      }
+    }
+  });
+
+const CurrencyCode = z.union(
+  [currencyCode, z.strictObject({ code: currencyCode, value: text.optional() })],
+  { message: 'must be an ISO 4217 code, or an object {"code": "GBP", "value": "British Pound"}' },
+);
+
+const Employee = z.strictObject({
+  id: idOf('mce').optional(),
+  email: z.email({ message: 'must be an email address' }),
+  firstName: text,
+  lastName: text,
+  preferredName: z.string().nullable().optional(),
+  currencyCode: CurrencyCode.transform((given) =>
+    typeof given === 'string'
+      ? { code: given, value: currencyName(given) }
+      : { code: given.code, value: given.value ?? currencyName(given.code) },
+  ),
+  eligibilityStatus: z.enum(ELIGIBILITY_STATUSES),
+  columns: z.record(z.string().min(1, 'a column key must not be empty'), Column),
+});
+export type ImportEmployee = z.output<typeof Employee>;
+
+const ExchangeRates = z.record(
+  currencyCode,
+  z.number().positive('must be a positive number').finite(),
+);
+
+const MeritCycle = z
+  .strictObject({
+    id: idOf('mc').optional(),
+    name: text,
+    status: z.enum(MERIT_CYCLE_STATUSES),
+    startDate: timestamp,
+    endDate: timestamp,
+    createdDate: timestamp.optional(),
+    currency: currencyCode,
+    exchangeRates: ExchangeRates.optional(),
+    employees: z.array(Employee).optional(),
+  })
+  .superRefine((cycle, ctx) => {
+    if (cycle.endDate < cycle.startDate) {
+      ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'must not be before startDate' });
+    }
+    const ids = new Map<string, number>();
+    const emails = new Map<string, number>();
+    (cycle.employees ?? []).forEach((employee, index) => {
+      const sameId = employee.id === undefined ? undefined : ids.get(employee.id);
+      if (sameId !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['employees', index, 'id'],
+          message: `repeats the id of employees[${sameId}]`,
+        });
+      } else if (employee.id !== undefined) ids.set(employee.id, index);
+      const emailKey = employee.email.toLowerCase();
+      const sameEmail = emails.get(emailKey);
+      if (sameEmail !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['employees', index, 'email'],
+          message: `repeats the email of employees[${sameEmail}] (emails compare case-insensitively)`,
+        });
+      } else emails.set(emailKey, index);
+    });
+  });
+export type ImportMeritCycle = z.output<typeof MeritCycle>;
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export const DataSet = z
+  .strictObject({
+    organization: z.strictObject({
+      slug: z.string().regex(SLUG_PATTERN, {
+        message: 'must be 1–63 lowercase letters, digits and inner hyphens, e.g. acme',
+      }),
+      name: text,
+      apiKeysEnabled: z.boolean().optional(),
+    }),
+    meritCycles: z.array(MeritCycle),
+  })
+  .superRefine((dataSet, ctx) => {
+    const cycleIds = new Map<string, number>();
+    const names = new Map<string, number>();
+    const employeeIds = new Map<string, string>();
+    dataSet.meritCycles.forEach((cycle, index) => {
+      if (cycle.id !== undefined) {
+        const same = cycleIds.get(cycle.id);
+        if (same !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['meritCycles', index, 'id'],
+            message: `repeats the id of meritCycles[${same}]`,
+          });
+        } else cycleIds.set(cycle.id, index);
+      }
+      const sameName = names.get(cycle.name);
+      if (sameName !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['meritCycles', index, 'name'],
+          message: `repeats the name of meritCycles[${sameName}]`,
+        });
+      } else names.set(cycle.name, index);
+      (cycle.employees ?? []).forEach((employee, employeeIndex) => {
+        if (employee.id === undefined) return;
+        const where = `meritCycles[${index}].employees[${employeeIndex}]`;
+        const first = employeeIds.get(employee.id);
+        if (first !== undefined && !first.startsWith(`meritCycles[${index}].`)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['meritCycles', index, 'employees', employeeIndex, 'id'],
+            message: `repeats the id of ${first}: an employee id belongs to one merit cycle`,
+          });
+        } else if (first === undefined) employeeIds.set(employee.id, where);
+      });
+    });
+  });
+export type DataSet = z.output<typeof DataSet>;
+export type DataSetInput = z.input<typeof DataSet>;

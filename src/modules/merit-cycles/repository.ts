@@ -1,0 +1,95 @@
+// Merit cycle reads. Every function takes the organisation id: no query can forget the
+// tenant, and another organisation's cycle is simply not found.
+import type { Db } from '../../db/connect.js';
+import type { MeritCycleRow } from '../../db/types.js';
+import { toIso } from '../../db/values.js';
+import { isId } from '../../ids.js';
+import type { PageRequest } from '../../pagination/page.js';
+import type { MeritCycle, MeritCycleAfter, MeritCycleFilters, MeritCycleStatus } from './schema.js';
+
+export function toMeritCycle(row: MeritCycleRow): MeritCycle {
+  return {
+    id: row.id,
+    name: row.name,
+    startDate: toIso(row.start_date),
+    endDate: toIso(row.end_date),
+    createdDate: toIso(row.created_date),
+    status: row.status as MeritCycleStatus,
+  };
+}
+
+export function afterMeritCycle(cycle: MeritCycle): MeritCycleAfter {
+  return { createdDate: cycle.createdDate, id: cycle.id };
+}
+
+const DAY_MS = 86_400_000;
+const startOf = (date: string) => `${date}T00:00:00.000Z`;
+/** Midnight UTC after `date`, or undefined past the last date a filter can name. */
+function startOfNext(date: string): string | undefined {
+  const next = new Date(Date.parse(startOf(date)) + DAY_MS);
+  return next.getUTCFullYear() > 9999 ? undefined : next.toISOString();
+}
+
+export async function listMeritCycles(
+  db: Db,
+  organizationId: string,
+  page: PageRequest<MeritCycleFilters, MeritCycleAfter>,
+): Promise<MeritCycle[]> {
+  const { filters, after, limit } = page;
+  let query = db
+    .selectFrom('merit_cycles')
+    .selectAll()
+    .where('organization_id', '=', organizationId);
+  if (filters.status) query = query.where('status', '=', filters.status);
+
+  // A filter on the UTC calendar date of startDate is a half-open range of instants
+  // (gt 2025-01-01 ⇔ start_date ≥ 2025-01-02T00:00Z), so the stored value is compared
+  // as it is, on both databases, without a date function around the column.
+  if (filters.gte) query = query.where('start_date', '>=', startOf(filters.gte));
+  if (filters.gt) {
+    const from = startOfNext(filters.gt);
+    query = from ? query.where('start_date', '>=', from) : query.where((eb) => eb.lit(false));
+  }
+  if (filters.lt) query = query.where('start_date', '<', startOf(filters.lt));
+  if (filters.lte) {
+    const until = startOfNext(filters.lte);
+    if (until) query = query.where('start_date', '<', until);
+  }
+
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_date', '<', after.createdDate),
+        eb.and([eb('created_date', '=', after.createdDate), eb('id', '>', after.id)]),
+      ]),
+    );
+  }
+  const rows = await query
+    .orderBy('created_date', 'desc')
+    .orderBy('id', 'asc')
+    .limit(limit + 1)
+    .execute();
+  return rows.map(toMeritCycle);
+}
+
+/** The organisation's cycle with this id; undefined for any other id, of any shape. */
+export async function findMeritCycleRow(
+  db: Db,
+  organizationId: string,
+  id: string,
+): Promise<MeritCycleRow | undefined> {
+  if (!isId('mc', id)) return undefined;
+  return db
+    .selectFrom('merit_cycles')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function toExchangeRates(row: MeritCycleRow): {
+  base: string;
+  rates: Record<string, number>;
+} {
+  return { base: row.currency, rates: JSON.parse(row.exchange_rates) as Record<string, number> };
+}

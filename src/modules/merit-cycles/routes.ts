@@ -1,0 +1,120 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { notFound } from '../../errors.js';
+import { errorResponses } from '../../http/schemas.js';
+import { resolvePageRequest, toPage } from '../../pagination/page.js';
+import { organizationOf } from '../../plugins/authentication.js';
+import {
+  afterMeritCycle,
+  findMeritCycleRow,
+  listMeritCycles,
+  toExchangeRates,
+  toMeritCycle,
+} from './repository.js';
+import {
+  ExchangeRates,
+  filtersOf,
+  ListMeritCyclesQuery,
+  MeritCycle,
+  MeritCycleAfter,
+  MeritCycleFilters,
+  MeritCyclePage,
+  MeritCycleParams,
+} from './schema.js';
+
+export const MERIT_CYCLES_PATH = '/v1/compensationPlanning/meritCycles';
+
+export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    MERIT_CYCLES_PATH,
+    {
+      schema: {
+        operationId: 'listMeritCycles',
+        summary: 'List merit cycles',
+        description:
+          'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND.',
+        tags: ['Merit cycles'],
+        querystring: ListMeritCyclesQuery,
+        response: {
+          200: MeritCyclePage,
+          400: errorResponses[400],
+          401: errorResponses[401],
+          422: errorResponses[422],
+          429: errorResponses[429],
+        },
+      },
+    },
+    async (request) => {
+      const organizationId = organizationOf(request);
+      const scope = { endpoint: 'meritCycles', organizationId } as const;
+      const page = resolvePageRequest({
+        codec: app.cursors,
+        scope,
+        cursor: request.query.nextCursor,
+        limit: request.query.limit,
+        requestFilters: filtersOf(request.query),
+        emptyFilters: {},
+        filtersSchema: MeritCycleFilters,
+        afterSchema: MeritCycleAfter,
+      });
+      const { rows, last } = toPage(
+        await listMeritCycles(app.db, organizationId, page),
+        page.limit,
+      );
+      return {
+        data: rows,
+        nextCursor: last ? app.cursors.encode(scope, page.filters, afterMeritCycle(last)) : null,
+      };
+    },
+  );
+
+  app.get(
+    `${MERIT_CYCLES_PATH}/:id`,
+    {
+      schema: {
+        operationId: 'getMeritCycle',
+        summary: 'Get a merit cycle',
+        tags: ['Merit cycles'],
+        params: MeritCycleParams,
+        response: {
+          200: MeritCycle,
+          401: errorResponses[401],
+          404: errorResponses[404],
+          429: errorResponses[429],
+        },
+      },
+    },
+    async (request) => {
+      const row = await findOwnMeritCycle(request.params.id, organizationOf(request));
+      return toMeritCycle(row);
+    },
+  );
+
+  app.get(
+    `${MERIT_CYCLES_PATH}/:id/exchangeRates`,
+    {
+      schema: {
+        operationId: 'getMeritCycleExchangeRates',
+        summary: 'Get the exchange rates of a merit cycle',
+        description: 'Rates from the merit cycle currency (base) to each loaded currency.',
+        tags: ['Merit cycles'],
+        params: MeritCycleParams,
+        response: {
+          200: ExchangeRates,
+          401: errorResponses[401],
+          404: errorResponses[404],
+          429: errorResponses[429],
+        },
+      },
+    },
+    async (request) => {
+      const row = await findOwnMeritCycle(request.params.id, organizationOf(request));
+      return toExchangeRates(row);
+    },
+  );
+
+  async function findOwnMeritCycle(id: string, organizationId: string) {
+    const row = await findMeritCycleRow(app.db, organizationId, id);
+    if (!row) throw notFound('Merit cycle');
+    return row;
+  }
+};

@@ -1,0 +1,47 @@
+import type { Db } from '../../db/connect.js';
+import type { OrganizationRow } from '../../db/types.js';
+import { fromBoolean, toBoolean, toIso } from '../../db/values.js';
+
+export interface Organization {
+  id: string;
+  slug: string;
+  name: string;
+  apiKeysEnabled: boolean;
+  createdAt: string;
+}
+
+export function toOrganization(row: OrganizationRow): Organization {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    apiKeysEnabled: toBoolean(row.api_keys_enabled),
+    createdAt: toIso(row.created_at),
+  };
+}
+
+export async function listOrganizations(db: Db): Promise<Organization[]> {
+  const rows = await db.selectFrom('organizations').selectAll().orderBy('slug').execute();
+  return rows.map(toOrganization);
+}
+
+export async function findOrganizationBySlug(
+  db: Db,
+  slug: string,
+): Promise<Organization | undefined> {
+  const row = await db
+    .selectFrom('organizations')
+    .selectAll()
+    .where('slug', '=', slug)
+    .executeTakeFirst();
+  return row && toOrganization(row);
+}
+
+/** Settings → Roles & Permissions: may administrators generate API keys? */
+export async function setApiKeysEnabled(db: Db, organizationId: string, enabled: boolean) {
+  await db
+    .updateTable('organizations')
+    .set({ api_keys_enabled: fromBoolean(enabled) })
+    .where('id', '=', organizationId)
+    .execute();
+}

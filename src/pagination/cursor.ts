@@ -1,0 +1,83 @@
+// Pagination cursors: opaque, URL-safe and stateless, so that any instance can continue
+// a walk that another began. A cursor carries the query's filters and the sort key of
+// the last item it covered, and is signed (HMAC-SHA256, truncated to 128 bits) with a
+// secret every instance reads from the database, so it cannot be forged or edited.
+// A cursor names its list (endpoint and merit cycle) and is signed together with the
+// organisation of the key it was issued to, so it is useless anywhere else; it does not
+// show the organisation id.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { badRequest } from '../errors.js';
+
+export interface CursorScope {
+  readonly endpoint: 'meritCycles' | 'employees';
+  readonly organizationId: string;
+  readonly meritCycleId?: string;
+}
+
+interface CursorBody {
+  /** Format version: a future format can still reject old cursors with a clear 400. */
+  v: 1;
+  s: string;
+  f: unknown;
+  a: unknown;
+}
+
+// Long enough for any cursor we issue (a few hundred characters), short enough that a
+// hostile one costs nothing to refuse.
+const MAX_CURSOR_LENGTH = 2_048;
+const MAC_BYTES = 16;
+
+export const INVALID_CURSOR =
+  'nextCursor is not a valid cursor: pass back the nextCursor of a previous page, unchanged';
+export const FOREIGN_CURSOR = 'nextCursor belongs to a different list';
+export const CHANGED_FILTERS =
+  'The filters differ from those of the query that issued nextCursor: repeat them unchanged, or send only nextCursor (and limit)';
+
+const listOf = (scope: CursorScope) => [scope.endpoint, scope.meritCycleId ?? ''].join(':');
+
+export class CursorCodec {
+  constructor(private readonly secret: Buffer) {}
+
+  private mac(payload: string, organizationId: string): Buffer {
+    return createHmac('sha256', this.secret)
+      .update(organizationId)
+      .update('\u0000')
+      .update(payload)
+      .digest()
+      .subarray(0, MAC_BYTES);
+  }
+
+  encode(scope: CursorScope, filters: unknown, after: unknown): string {
+    const body: CursorBody = { v: 1, s: listOf(scope), f: filters, a: after };
+    const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
+    return `${payload}.${this.mac(payload, scope.organizationId).toString('base64url')}`;
+  }
+
+  /**
+   * The filters and position a cursor carries. Throws a 400 ApiError when the text is
+   * not a cursor we signed, or was issued for another list.
+   */
+  decode(token: string, scope: CursorScope): { filters: unknown; after: unknown } {
+    // Another organisation's cursor fails here, like a forged one.
+    const body = this.verify(token, scope.organizationId);
+    if (body.s !== listOf(scope)) throw badRequest(FOREIGN_CURSOR);
+    return { filters: body.f, after: body.a };
+  }
+
+  private verify(token: string, organizationId: string): CursorBody {
+    if (token.length > MAX_CURSOR_LENGTH) throw badRequest(INVALID_CURSOR);
+    const [payload, mac, ...rest] = token.split('.');
+    if (!payload || !mac || rest.length > 0) throw badRequest(INVALID_CURSOR);
+    const given = Buffer.from(mac, 'base64url');
+    if (given.length !== MAC_BYTES || !timingSafeEqual(given, this.mac(payload, organizationId))) {
+      throw badRequest(INVALID_CURSOR);
+    }
+    try {
+      const body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as CursorBody;
+      if (body.v !== 1 || typeof body.s !== 'string') throw new Error('unknown cursor version');
+      return body;
+    } catch {
+      throw badRequest(INVALID_CURSOR);
+    }
+  }
+}

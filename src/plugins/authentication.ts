@@ -1,0 +1,55 @@
+// x-api-key authentication for the API routes (api.md section 5). The verifier and its
+// cache live as long as the app; `requireApiKey` is the hook the API scope runs first.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { unauthorized } from '../errors.js';
+import { ApiKeyVerifier, type AuthenticatedKey } from '../modules/api-keys/verifier.js';
+import { sendTooManyRequests } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    apiKeys: ApiKeyVerifier;
+  }
+  interface FastifyRequest {
+    /** Set by requireApiKey on every request of the API scope. */
+    apiKey: AuthenticatedKey | null;
+  }
+}
+
+export const API_KEY_HEADER = 'x-api-key';
+
+/** Authenticates the request, then takes one request from its key's quota. */
+export async function requireApiKey(
+  this: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const header = request.headers[API_KEY_HEADER];
+  const key = await this.apiKeys.verify(typeof header === 'string' ? header : undefined);
+  if (!key) {
+    const retryAfter = await this.rateLimits.recordAuthFailure(request);
+    if (retryAfter !== null) return sendTooManyRequests(reply, retryAfter);
+    throw unauthorized();
+  }
+  request.apiKey = key;
+  if (!(await this.rateLimits.takeKeyQuota(request, reply))) return reply;
+}
+
+/** The organisation of the authenticated key; only for routes in the API scope. */
+export function organizationOf(request: FastifyRequest): string {
+  if (!request.apiKey) throw new Error('organizationOf called outside the authenticated API scope');
+  return request.apiKey.organizationId;
+}
+
+export default fp(
+  async (app) => {
+    const verifier = new ApiKeyVerifier(app.db, (error) =>
+      app.log.error({ err: error }, 'could not record API key last-used times'),
+    );
+    app.decorate('apiKeys', verifier);
+    app.decorateRequest('apiKey', null);
+    // Registered before the database plugin's onClose runs, so pending writes land.
+    app.addHook('preClose', () => verifier.close());
+  },
+  { name: 'authentication', dependencies: ['database', 'rate-limit'] },
+);

@@ -1,0 +1,92 @@
+// Request quotas, on @fastify/rate-limit's counters and store:
+// - per API key: RATE_LIMIT_PER_SECOND requests a second over every endpoint together,
+//   in a window that refreshes every second (api.md section 8);
+// - per client address, failed authentications only: 20 in 10 s, so that keys cannot be
+//   guessed at speed, while a valid key is never blocked by it.
+// The plugin's own hooks and headers are off (global: false): decisions.md fixes header
+// names it does not send, so the quota is taken and the headers set here.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { RATE_LIMITED_MESSAGE } from '../errors.js';
+
+const KEY_WINDOW_MS = 1_000;
+export const AUTH_FAILURE_LIMIT = 20;
+const AUTH_FAILURE_WINDOW_MS = 10_000;
+
+interface Quota {
+  isExceeded: boolean;
+  remaining: number;
+  ttl: number;
+  ttlInSeconds: number;
+}
+
+export interface RateLimits {
+  /**
+   * Takes one request from the key's quota and sets the rate-limit headers. Returns false
+   * after answering 429 when the quota is spent.
+   */
+  takeKeyQuota(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  /**
+   * Counts a failed authentication. Returns the seconds until the client address may try
+   * again when it is over its limit, else null.
+   */
+  recordAuthFailure(request: FastifyRequest): Promise<number | null>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rateLimits: RateLimits;
+  }
+}
+
+export function sendTooManyRequests(reply: FastifyReply, retryAfterSeconds: number) {
+  return reply
+    .code(429)
+    .header('retry-after', String(Math.max(1, retryAfterSeconds)))
+    .type('application/json; charset=utf-8')
+    .send({ message: RATE_LIMITED_MESSAGE, statusCode: 429 });
+}
+
+export default fp<{ config: Config }>(
+  async (app, { config }) => {
+    await app.register(rateLimit, { global: false });
+    const perSecond = config.rateLimitPerSecond;
+    const policy = `"default";q=${perSecond};w=${KEY_WINDOW_MS / 1000}`;
+
+    // Keys are namespaced so that both limits can share one store.
+    const keyQuota = app.createRateLimit({
+      max: perSecond,
+      timeWindow: KEY_WINDOW_MS,
+      keyGenerator: (request) => `key:${request.apiKey?.id ?? ''}`,
+    });
+    const authFailures = app.createRateLimit({
+      max: AUTH_FAILURE_LIMIT,
+      timeWindow: AUTH_FAILURE_WINDOW_MS,
+      keyGenerator: (request) => `auth-failure:${request.ip}`,
+    });
+
+    app.decorate<RateLimits>('rateLimits', {
+      async takeKeyQuota(request, reply) {
+        const quota = (await keyQuota(request)) as Quota;
+        const resetsIn = quota.ttlInSeconds;
+        reply.headers({
+          'ratelimit-policy': policy,
+          ratelimit: `"default";r=${quota.remaining};t=${resetsIn}`,
+          'x-ratelimit-limit': String(perSecond),
+          'x-ratelimit-remaining': String(quota.remaining),
+          'x-ratelimit-reset': String(Math.ceil((Date.now() + quota.ttl) / 1000)),
+        });
+        if (!quota.isExceeded) return true;
+        await sendTooManyRequests(reply, resetsIn);
+        return false;
+      },
+      async recordAuthFailure(request) {
+        const failures = (await authFailures(request)) as Quota;
+        return failures.isExceeded ? failures.ttlInSeconds : null;
+      },
+    });
+  },
+  { name: 'rate-limit' },
+);

@@ -1,0 +1,100 @@
+// Starts the real app on a free loopback port over a real database, loaded through the
+// real import path. Each call gets its own database, so test files never share state.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import type { Config, DatabaseConfig } from '../../src/config.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { type ImportSummary, importDataSet } from '../../src/import/load.js';
+import { parseDataSet } from '../../src/import/parse.js';
+import type { DataSetInput } from '../../src/import/schema.js';
+import { createApiKey } from '../../src/modules/api-keys/service.js';
+
+export interface TestServer {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  app: FastifyInstance;
+  database: DatabaseHandle;
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[];
+  /** Loads a data set through the import path, as `compplan import` does. */
+  load(dataSet: DataSetInput, options?: { prune?: boolean }): Promise<ImportSummary>;
+  /** Generates a key for an organisation (whose API keys must be enabled); returns the secret. */
+  createKey(org: string, name?: string): Promise<string>;
+  /** GET (or another method) with the given key; `key: null` sends no key. */
+  request(
+    path: string,
+    options?: { key?: string | null; method?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  dataSets?: DataSetInput[];
+  /** Requests per second per key; tests that do not test the limit set it high. */
+  rateLimitPerSecond?: number;
+  database?: DatabaseConfig;
+}
+
+/** Tests that do not exercise the rate limit must never meet it. */
+export const UNLIMITED = 1_000_000;
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'compplan-test-'));
+  const databaseConfig: DatabaseConfig = options.database ?? {
+    dialect: 'sqlite',
+    path: join(dir, 'compplan.db'),
+  };
+  const config: Config = {
+    port: 0,
+    host: '127.0.0.1',
+    database: databaseConfig,
+    redisUrl: undefined,
+    rateLimitPerSecond: options.rateLimitPerSecond ?? UNLIMITED,
+    logLevel: 'info',
+  };
+  const database = openDatabase(config.database);
+  await migrateToLatest(database);
+  const load = (dataSet: DataSetInput, importOptions?: { prune?: boolean }) =>
+    importDataSet(database, parseDataSet(dataSet), importOptions);
+  for (const dataSet of options.dataSets ?? []) await load(dataSet);
+
+  const logs: Record<string, unknown>[] = [];
+  const logStream = new PassThrough();
+  logStream.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  });
+  const app = await buildApp({ config, database, logStream });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  const url = `http://127.0.0.1:${address.port}`;
+
+  return {
+    url,
+    app,
+    database,
+    logs,
+    load,
+    async createKey(org, name) {
+      return (await createApiKey(database.db, { org, name })).key;
+    },
+    async request(path, requestOptions = {}) {
+      const { key } = requestOptions;
+      if (key === undefined) throw new Error('request() needs a key, or key: null to send none');
+      const headers: Record<string, string> = { ...requestOptions.headers };
+      if (key !== null) headers['x-api-key'] = key;
+      return fetch(`${url}${path}`, { method: requestOptions.method ?? 'GET', headers });
+    },
+    async close() {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
