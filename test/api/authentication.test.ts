@@ -1,0 +1,149 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listOrganizationApiKeys, revokeApiKeyById } from '../../src/modules/api-keys/service.js';
+import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const UNAUTHORIZED = 'Missing or invalid API key';
+
+async function keyId(server: TestServer, secret: string): Promise<string> {
+  const keys = await listOrganizationApiKeys(server.database.db, ACME);
+  const key = keys.find((k) => secret.startsWith(k.prefix));
+  if (!key) throw new Error('key not found');
+  return key.id;
+}
+
+describe('x-api-key authentication', () => {
+  let server: TestServer;
+  let key: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [acmeDataSet()] });
+    key = await server.createKey(ACME);
+  });
+  afterAll(() => server.close());
+
+  it('refuses a missing, empty, malformed, mis-checksummed or unknown key alike: 401 and one message', async () => {
+    const lastChar = key.at(-1) === 'A' ? 'B' : 'A';
+    const candidates: (string | null)[] = [
+      null,
+      '',
+      'not-a-key',
+      `Bearer ${key}`,
+      `${key.slice(0, -1)}${lastChar}`, // checksum no longer matches
+      'cpk_000000000000000000000000000000000000000000', // right shape, wrong checksum
+    ];
+    for (const candidate of candidates) {
+      const response = await server.request('/v1/compensationPlanning/meritCycles', {
+        key: candidate,
+      });
+      expect(response.status).toBe(401);
+      expect(await response.json()).toEqual({
+        timestamp: expect.any(String),
+        path: '/v1/compensationPlanning/meritCycles',
+        message: UNAUTHORIZED,
+        statusCode: 401,
+      });
+    }
+  });
+
+  it('refuses a well-formed key that was never issued with the same 401', async () => {
+    const other = await startTestServer({ dataSets: [acmeDataSet()] });
+    try {
+      const foreign = await other.createKey(ACME);
+      const response = await server.request('/ping', { key: foreign });
+      expect(response.status).toBe(401);
+      expect((await response.json()).message).toBe(UNAUTHORIZED);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses a revoked key within 5 seconds, although it was cached as valid', async () => {
+    const secret = await server.createKey(ACME, 'to revoke');
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    const revokedAt = Date.now();
+    await revokeApiKeyById(server.database.db, await keyId(server, secret));
+    let status = 200;
+    while (status === 200 && Date.now() - revokedAt < 6_000) {
+      status = (await server.request('/ping', { key: secret })).status;
+      if (status === 200) await sleep(200);
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - revokedAt).toBeLessThan(5_000);
+  });
+
+  it('records when a key was last used, in batches rather than a write per request', async () => {
+    const secret = await server.createKey(ACME, 'usage');
+    const id = await keyId(server, secret);
+    const before = Date.now();
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    const unflushed = await listOrganizationApiKeys(server.database.db, ACME);
+    expect(unflushed.find((k) => k.id === id)?.lastUsedAt).toBeNull();
+
+    await server.app.apiKeys.flushLastUsed();
+    const flushed = await listOrganizationApiKeys(server.database.db, ACME);
+    const lastUsed = Date.parse(flushed.find((k) => k.id === id)?.lastUsedAt ?? '');
+    expect(lastUsed).toBeGreaterThanOrEqual(before - 1);
+    expect(lastUsed).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('never writes a key, its hash or the header to the log', async () => {
+    const secret = await server.createKey(ACME, 'logging');
+    await server.request('/ping', { key: secret });
+    await server.request('/nope', { key: secret });
+    const text = JSON.stringify(server.logs);
+    expect(server.logs.length).toBeGreaterThan(0);
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(secret.slice(4, 20));
+  });
+});
+
+describe('failed-authentication throttling per client address', () => {
+  let server: TestServer;
+  let key: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [acmeDataSet()] });
+    key = await server.createKey(ACME);
+  });
+  afterAll(() => server.close());
+
+  it('answers 429 after 20 failures in 10 s, yet still serves a valid key from that address', async () => {
+    for (let attempt = 1; attempt <= 20; attempt++) {
+      const response = await server.request('/ping', { key: `cpk_guess${attempt}` });
+      expect(response.status).toBe(401);
+    }
+    const blocked = await server.request('/ping', { key: 'cpk_guess21' });
+    expect(blocked.status).toBe(429);
+    expect(await blocked.json()).toEqual({ message: 'Too Many Requests', statusCode: 429 });
+    const retryAfter = Number(blocked.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(10);
+
+    const valid = await server.request('/ping', { key });
+    expect(valid.status).toBe(200);
+    expect(await valid.json()).toEqual({ message: 'pong' });
+  });
+});
+
+describe('authentication comes before everything else', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [acmeDataSet()] });
+  });
+  afterAll(() => server.close());
+
+  it('answers 401, not 422 or 404, to a request without a key whatever its query or id', async () => {
+    for (const path of [
+      '/v1/compensationPlanning/meritCycles?limit=500&stauts=x',
+      '/v1/compensationPlanning/meritCycles/not-an-id',
+      '/v1/compensationPlanning/meritCycles/not-an-id/employees?limit=0',
+    ]) {
+      const response = await server.request(path, { key: null });
+      expect(response.status).toBe(401);
+      expect((await response.json()).message).toBe(UNAUTHORIZED);
+    }
+  });
+});
