@@ -53,7 +53,7 @@ describe('x-api-key authentication', () => {
       const foreign = await other.createKey(ACME);
       const response = await server.request('/ping', { key: foreign });
       expect(response.status).toBe(401);
-      expect((await response.json()).message).toBe(UNAUTHORIZED);
+      expect(((await response.json()) as { message: string }).message).toBe(UNAUTHORIZED);
     } finally {
       await other.close();
     }
@@ -143,7 +143,7 @@ describe('authentication comes before everything else', () => {
     ]) {
       const response = await server.request(path, { key: null });
       expect(response.status).toBe(401);
-      expect((await response.json()).message).toBe(UNAUTHORIZED);
+      expect(((await response.json()) as { message: string }).message).toBe(UNAUTHORIZED);
     }
   });
 });

@@ -1,8 +1,5 @@
 // Starts the real app on a free loopback port over a real database, loaded through the
 // real import path. Each call gets its own database, so test files never share state.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -13,6 +10,7 @@ import { type ImportSummary, importDataSet } from '../../src/import/load.js';
 import { parseDataSet } from '../../src/import/parse.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { createApiKey } from '../../src/modules/api-keys/service.js';
+import { createTestDatabase } from './databases.js';
 
 export interface TestServer {
   /** e.g. http://127.0.0.1:41234 */
@@ -44,11 +42,11 @@ export interface TestServerOptions {
 export const UNLIMITED = 1_000_000;
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'compplan-test-'));
-  const databaseConfig: DatabaseConfig = options.database ?? {
-    dialect: 'sqlite',
-    path: join(dir, 'compplan.db'),
-  };
+  // A database given by the test is the test's to clean up; one made here is dropped here.
+  const testDatabase = options.database
+    ? { config: options.database, drop: async () => undefined }
+    : await createTestDatabase();
+  const databaseConfig = testDatabase.config;
   const config: Config = {
     port: 0,
     host: '127.0.0.1',
@@ -94,7 +92,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async close() {
       await app.close();
-      rmSync(dir, { recursive: true, force: true });
+      await testDatabase.drop();
     },
   };
 }
