@@ -2,7 +2,7 @@
 // and an open database. Only server.ts listens; tests build their own app per config.
 import { randomUUID } from 'node:crypto';
 import compress from '@fastify/compress';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import {
   serializerCompiler,
   validatorCompiler,
@@ -10,18 +10,23 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
+import { createLogger } from './logger.js';
+import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
+import { healthRoutes } from './modules/health/routes.js';
 import authentication from './plugins/authentication.js';
 import cursors from './plugins/cursors.js';
 import database from './plugins/database.js';
 import errorHandler, { sendError } from './plugins/error-handler.js';
 import { methodNotAllowed } from './plugins/method-not-allowed.js';
-import rateLimit from './plugins/rate-limit.js';
+import rateLimit from './rate-limit/plugin.js';
 
 export interface AppOptions {
   config: Config;
   database: DatabaseHandle;
-  /** Where log lines go; standard output when absent. Tests pass a stream to read them. */
+  /** The process's logger; one is made from the config when absent. */
+  logger?: FastifyBaseLogger;
+  /** Where a logger made here writes; standard output when absent. Tests read it. */
   logStream?: NodeJS.WritableStream;
 }
 
@@ -29,25 +34,11 @@ export interface AppOptions {
 // load balancer); anything that is not a short plain token is replaced.
 const REQUEST_ID_SHAPE = /^[\w.:-]{1,128}$/;
 
-function loggerOptions(
-  config: Config,
-  stream?: NodeJS.WritableStream,
-): FastifyServerOptions['logger'] {
-  return {
-    level: config.logLevel,
-    ...(stream ? { stream } : {}),
-    // Secrets never reach a log line, whatever a serializer is later asked to print.
-    redact: {
-      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
-      censor: '[redacted]',
-    },
-  };
-}
-
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
-    logger: loggerOptions(config, options.logStream),
+    loggerInstance:
+      options.logger ?? (createLogger(config, options.logStream) as FastifyBaseLogger),
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     genReqId: (request) => {
@@ -77,9 +68,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cursors);
   await app.register(compress, { global: true });
   await app.register(rateLimit, { config });
+  await app.register(metrics);
   await app.register(authentication);
 
   const notAllowed = methodNotAllowed(app);
+  await app.register(healthRoutes);
   await app.register(apiRoutes);
   notAllowed.register();
   return app;

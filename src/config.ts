@@ -17,6 +17,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly rateLimitPerSecond: number;
   readonly logLevel: LogLevel;
+  /** Port of the Prometheus /metrics listener; undefined: no metrics listener. */
+  readonly metricsPort: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +77,7 @@ const envSchema = z.object({
   REDIS_URL: redisUrl.optional(),
   RATE_LIMIT_PER_SECOND: wholeNumber(1, 1_000_000),
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }),
+  METRICS_PORT: wholeNumber(0, 65535).optional(),
 });
 
 /** Variables a Config is read from; a value that is empty counts as unset. */
@@ -97,6 +100,7 @@ export function loadConfig(env: Environment): Config {
     REDIS_URL: pick('REDIS_URL'),
     RATE_LIMIT_PER_SECOND: pick('RATE_LIMIT_PER_SECOND') ?? DEFAULTS.RATE_LIMIT_PER_SECOND,
     LOG_LEVEL: pick('LOG_LEVEL') ?? DEFAULTS.LOG_LEVEL,
+    METRICS_PORT: pick('METRICS_PORT'),
   };
   const parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
@@ -115,5 +119,6 @@ export function loadConfig(env: Environment): Config {
     redisUrl: env_.REDIS_URL,
     rateLimitPerSecond: env_.RATE_LIMIT_PER_SECOND,
     logLevel: env_.LOG_LEVEL,
+    metricsPort: env_.METRICS_PORT,
   });
 }

@@ -1,10 +1,13 @@
-// Runs the API: migrations, the app, the listening socket, and an orderly shutdown.
-import type { FastifyInstance } from 'fastify';
+// Runs the API: migrations, the app, the listening sockets, and an orderly shutdown.
+import type { AddressInfo } from 'node:net';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { bootstrapDemo } from './demo/bootstrap.js';
+import { createLogger } from './logger.js';
+import { listenForMetrics } from './metrics/server.js';
 import type { CreatedApiKey } from './modules/api-keys/service.js';
 
 // In-flight requests get this long to finish after SIGTERM before the process exits.
@@ -12,31 +15,49 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface StartedServer {
   app: FastifyInstance;
-  /** Where the server listens, e.g. http://127.0.0.1:3000. */
+  /** Where the API listens, e.g. http://127.0.0.1:3000. */
   url: string;
+  /** Where Prometheus scrapes, when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   /** Set when --demo loaded the demo data just now. */
   demoKey: CreatedApiKey | undefined;
+}
+
+function urlOf(host: string, address: AddressInfo | string | null, fallbackPort: number): string {
+  const port = typeof address === 'object' && address ? address.port : fallbackPort;
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }
 
 export async function startServer(
   config: Config,
   options: { demo: boolean },
 ): Promise<StartedServer> {
-  const database = openDatabase(config.database);
+  const logger = createLogger(config) as FastifyBaseLogger;
+  const database = openDatabase(config.database, {
+    onIdleError: (error) =>
+      logger.warn({ err: error }, 'database connection lost; it will be reopened'),
+  });
   let demoKey: CreatedApiKey | undefined;
   try {
-    await migrateToLatest(database);
+    const applied = await migrateToLatest(database);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
     if (options.demo) demoKey = await bootstrapDemo(database);
   } catch (error) {
     await database.db.destroy();
     throw error;
   }
-  const app = await buildApp({ config, database });
+  const app = await buildApp({ config, database, logger });
   await app.listen({ port: config.port, host: config.host });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  return { app, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, demoKey };
+  let metricsUrl: string | undefined;
+  if (config.metricsPort !== undefined) {
+    const metrics = await listenForMetrics(app.metrics.registry, config.metricsPort, config.host);
+    app.addHook('onClose', (_instance, done) => {
+      metrics.close(() => done());
+    });
+    metricsUrl = `${urlOf(config.host, metrics.address(), config.metricsPort)}/metrics`;
+  }
+  return { app, url: urlOf(config.host, app.server.address(), config.port), metricsUrl, demoKey };
 }
 
 /** Closes the app on SIGTERM or SIGINT: stop accepting, finish in-flight requests, exit. */
@@ -45,14 +66,17 @@ export function closeOnSignals(app: FastifyInstance): void {
   const shutdown = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down');
+    app.log.info({ signal }, 'shutting down: finishing requests in flight');
     const force = setTimeout(() => {
       app.log.error('shutdown grace period over; exiting with requests still open');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     app.close().then(
-      () => process.exit(0),
+      () => {
+        app.log.info('shut down');
+        process.exit(0);
+      },
       (error: unknown) => {
         app.log.error({ err: error }, 'error during shutdown');
         process.exit(1);

@@ -11,9 +11,17 @@ import type { Database } from './types.js';
 export type Db = Kysely<Database>;
 export type Dialect = DatabaseConfig['dialect'];
 
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 export interface DatabaseHandle {
   readonly db: Db;
   readonly dialect: Dialect;
+  /** Connection pool figures, for metrics; undefined for the embedded database. */
+  poolStats?(): PoolStats;
 }
 
 // A request never waits longer than this for PostgreSQL: a slow or stuck query becomes
@@ -23,7 +31,15 @@ const POSTGRES_CONNECT_TIMEOUT_MS = 3_000;
 // Two cores serve the API; more connections than this only queue inside PostgreSQL.
 const POSTGRES_POOL_SIZE = 10;
 
-export function openDatabase(config: DatabaseConfig): DatabaseHandle {
+export interface OpenOptions {
+  /**
+   * Called with errors of idle pooled connections (PostgreSQL restarted, network cut).
+   * The pool drops such a connection and opens a new one when next needed.
+   */
+  onIdleError?: (error: Error) => void;
+}
+
+export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): DatabaseHandle {
   if (config.dialect === 'sqlite') {
     if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
     const sqlite = new SQLite(config.path);
@@ -45,6 +61,8 @@ export function openDatabase(config: DatabaseConfig): DatabaseHandle {
     statement_timeout: POSTGRES_STATEMENT_TIMEOUT_MS,
     application_name: 'compplan',
   });
+  // Without a listener an idle connection's error would crash the process.
+  pool.on('error', (error) => options.onIdleError?.(error));
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from '../errors.js';
 import { ApiKeyVerifier, type AuthenticatedKey } from '../modules/api-keys/verifier.js';
-import { sendTooManyRequests } from './rate-limit.js';
+import { sendTooManyRequests } from '../rate-limit/plugin.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,12 +27,19 @@ export async function requireApiKey(
   const header = request.headers[API_KEY_HEADER];
   const key = await this.apiKeys.verify(typeof header === 'string' ? header : undefined);
   if (!key) {
+    this.metrics.authFailures.inc();
     const retryAfter = await this.rateLimits.recordAuthFailure(request);
-    if (retryAfter !== null) return sendTooManyRequests(reply, retryAfter);
+    if (retryAfter !== null) {
+      this.metrics.rateLimited.inc({ limit: 'auth-failure' });
+      return sendTooManyRequests(reply, retryAfter);
+    }
     throw unauthorized();
   }
   request.apiKey = key;
-  if (!(await this.rateLimits.takeKeyQuota(request, reply))) return reply;
+  if (!(await this.rateLimits.takeKeyQuota(request, reply))) {
+    this.metrics.rateLimited.inc({ limit: 'key' });
+    return reply;
+  }
 }
 
 /** The organisation of the authenticated key; only for routes in the API scope. */
@@ -51,5 +58,5 @@ export default fp(
     // Registered before the database plugin's onClose runs, so pending writes land.
     app.addHook('preClose', () => verifier.close());
   },
-  { name: 'authentication', dependencies: ['database', 'rate-limit'] },
+  { name: 'authentication', dependencies: ['database', 'rate-limit', 'metrics'] },
 );

@@ -4,6 +4,7 @@ import type { DatabaseHandle, Db, Dialect } from '../db/connect.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
+    database: DatabaseHandle;
     db: Db;
     dialect: Dialect;
   }
@@ -11,6 +12,7 @@ declare module 'fastify' {
 
 export default fp<{ database: DatabaseHandle }>(
   async (app, { database }) => {
+    app.decorate('database', database);
     app.decorate('db', database.db);
     app.decorate('dialect', database.dialect);
     app.addHook('onClose', async () => {

@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { classifyDatabaseError } from '../db/errors.js';
 import { ApiError, type ValidationIssue } from '../errors.js';
 
 export interface ErrorBody {
@@ -89,6 +90,14 @@ function handleError(
     // Fastify's own client errors (bad content type, oversized body, …): their messages
     // describe the request, not the server.
     return sendError(request, reply, status, error.message);
+  }
+  const databaseFailure = classifyDatabaseError(error);
+  if (databaseFailure) {
+    request.log.warn({ err: error }, 'database unavailable');
+    reply.header('retry-after', '1');
+    return databaseFailure === 'timeout'
+      ? sendError(request, reply, 504, 'Gateway Timeout: the database did not answer in time')
+      : sendError(request, reply, 503, 'Service Unavailable: the database cannot be reached');
   }
   request.log.error({ err: error }, 'request failed');
   return sendError(request, reply, 500, 'Internal Server Error');

@@ -54,6 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     redisUrl: undefined,
     rateLimitPerSecond: options.rateLimitPerSecond ?? UNLIMITED,
     logLevel: 'info',
+    metricsPort: undefined,
   };
   const database = openDatabase(config.database);
   await migrateToLatest(database);

@@ -24,10 +24,13 @@ export function registerServe(program: Command): void {
     .option('--demo', `load the demo data set into a new database and print a key for it`)
     .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
       const config = configFromEnvironment({ PORT: options.port, HOST: options.host });
-      const { app, url, demoKey } = await startServer(config, { demo: options.demo === true });
+      const { app, url, metricsUrl, demoKey } = await startServer(config, {
+        demo: options.demo === true,
+      });
       closeOnSignals(app);
       // Standard output carries the JSON logs; what a person should read goes to stderr.
       const lines = [`compplan is listening on ${url}`];
+      if (metricsUrl) lines.push(`Prometheus metrics: ${metricsUrl}`);
       if (demoKey) {
         lines.push(
           '',

@@ -1,4 +1,4 @@
-// Request quotas, on @fastify/rate-limit's counters and store:
+// Request quotas, on @fastify/rate-limit's counters and stores:
 // - per API key: RATE_LIMIT_PER_SECOND requests a second over every endpoint together,
 //   in a window that refreshes every second (api.md section 8);
 // - per client address, failed authentications only: 20 in 10 s, so that keys cannot be
@@ -10,6 +10,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { RATE_LIMITED_MESSAGE } from '../errors.js';
+import { type RateLimitStoreState, RedisLink } from './redis-link.js';
+import { failoverStore } from './store.js';
 
 const KEY_WINDOW_MS = 1_000;
 export const AUTH_FAILURE_LIMIT = 20;
@@ -33,6 +35,8 @@ export interface RateLimits {
    * again when it is over its limit, else null.
    */
   recordAuthFailure(request: FastifyRequest): Promise<number | null>;
+  /** Where counters live right now: in process, in Redis, or in process while Redis is down. */
+  storeState(): RateLimitStoreState;
 }
 
 declare module 'fastify' {
@@ -51,10 +55,12 @@ export function sendTooManyRequests(reply: FastifyReply, retryAfterSeconds: numb
 
 export default fp<{ config: Config }>(
   async (app, { config }) => {
-    await app.register(rateLimit, { global: false });
+    const link = config.redisUrl ? new RedisLink(config.redisUrl, app.log) : undefined;
+    if (link) app.addHook('onClose', () => link.close());
+    await app.register(rateLimit, { global: false, store: failoverStore(link) });
+
     const perSecond = config.rateLimitPerSecond;
     const policy = `"default";q=${perSecond};w=${KEY_WINDOW_MS / 1000}`;
-
     // Keys are namespaced so that both limits can share one store.
     const keyQuota = app.createRateLimit({
       max: perSecond,
@@ -86,6 +92,7 @@ export default fp<{ config: Config }>(
         const failures = (await authFailures(request)) as Quota;
         return failures.isExceeded ? failures.ttlInSeconds : null;
       },
+      storeState: () => link?.state() ?? 'local',
     });
   },
   { name: 'rate-limit' },

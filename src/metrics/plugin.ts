@@ -1,0 +1,90 @@
+// Prometheus metrics (prom-client), one registry per app so that several apps in one
+// process (tests) keep separate figures. server.ts serves them on METRICS_PORT, away
+// from the API port, so that they need no key and are not exposed with the API.
+import fp from 'fastify-plugin';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { RateLimitStoreState } from '../rate-limit/redis-link.js';
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly rateLimited: Counter<'limit'>;
+  readonly authFailures: Counter;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
+
+const STORE_STATES: RateLimitStoreState[] = ['local', 'redis', 'local-fallback'];
+
+export default fp(
+  async (app) => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'compplan_' });
+
+    const labelNames = ['method', 'route', 'status_code'] as const;
+    const requests = new Counter({
+      name: 'compplan_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code.',
+      labelNames,
+      registers: [registry],
+    });
+    const duration = new Histogram({
+      name: 'compplan_http_request_duration_seconds',
+      help: 'Time from receiving a request to sending its response.',
+      labelNames,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    });
+    const rateLimited = new Counter({
+      name: 'compplan_rate_limited_total',
+      help: 'Requests answered 429, by the limit they met: key (per-key quota) or auth-failure (per address).',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    });
+    const authFailures = new Counter({
+      name: 'compplan_auth_failures_total',
+      help: 'Requests with a missing, malformed, unknown or revoked API key.',
+      registers: [registry],
+    });
+    new Gauge({
+      name: 'compplan_db_pool_connections',
+      help: 'PostgreSQL pool connections by state (total, idle, waiting clients).',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const stats = app.database.poolStats?.();
+        if (!stats) return;
+        this.set({ state: 'total' }, stats.total);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+      },
+    });
+    new Gauge({
+      name: 'compplan_rate_limit_store',
+      help: 'Where rate-limit counters live: 1 for the current state (local, redis, local-fallback).',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const current = app.rateLimits.storeState();
+        for (const state of STORE_STATES) this.set({ state }, state === current ? 1 : 0);
+      },
+    });
+
+    app.addHook('onResponse', async (request, reply) => {
+      // The route pattern, never the raw URL: ids in paths would make a series per object.
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status_code: String(reply.statusCode),
+      };
+      requests.inc(labels);
+      duration.observe(labels, reply.elapsedTime / 1000);
+    });
+
+    app.decorate<Metrics>('metrics', { registry, rateLimited, authFailures });
+  },
+  { name: 'metrics', dependencies: ['database'] },
+);
