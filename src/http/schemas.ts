@@ -1,6 +1,7 @@
 // Schemas shared by every route: the error bodies of api.md section 7 and the query
 // parameters and envelope of pagination (section 4.6). One schema validates, types and
 // (through the OpenAPI document) documents each of them.
+import type { HTTPMethods } from 'fastify';
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page.js';
 
@@ -28,6 +29,16 @@ export const RateLimitBody = z
   .object({ message: z.literal('Too Many Requests'), statusCode: z.literal(429) })
   .meta({ id: 'RateLimitBody' });
 
+/**
+ * Every API route answers GET and HEAD itself (rather than through Fastify's generated
+ * HEAD routes), so that a HEAD response passes the same hooks as GET, compression
+ * included, and carries exactly GET's headers.
+ */
+export const READ_METHODS: HTTPMethods[] = ['GET', 'HEAD'];
+
+/** Routes that take no query parameters still refuse unknown ones (decisions.md). */
+export const NoQuery = z.strictObject({});
+
 export const errorResponses = {
   400: ErrorBody.describe('Bad request, e.g. an invalid or foreign cursor.'),
   401: ErrorBody.describe('Missing or invalid API key.'),
@@ -46,10 +57,13 @@ const integerText = (value: unknown) =>
 export const limitParam = z
   .preprocess(
     integerText,
+    // Bounds first and each final (abort), so that a number past the safe integers is
+    // one too_big, not also "not a whole number".
     z
-      .int({ error: 'must be a whole number' })
-      .min(1, 'must be at least 1')
-      .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
+      .number({ error: 'must be a whole number' })
+      .max(MAX_PAGE_SIZE, { message: `must be at most ${MAX_PAGE_SIZE}`, abort: true })
+      .min(1, { message: 'must be at least 1', abort: true })
+      .int({ message: 'must be a whole number' }),
   )
   .default(DEFAULT_PAGE_SIZE)
   .describe(`Page size, 1 to ${MAX_PAGE_SIZE}.`);

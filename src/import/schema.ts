@@ -42,7 +42,9 @@ const Column = z
   .strictObject({
     name: z.string(),
     type: text,
-    value: z.json(),
+    value: z.json({
+      error: 'must be a JSON value (null, boolean, number, string, array or object)',
+    }),
   })
   .superRefine((column, ctx) => {
     // The two known types are checked; any other type carries any JSON value.
@@ -66,6 +68,20 @@ const Column = z
     }
   });
 
+const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
+type ColumnsShape = z.output<typeof ColumnsShape>;
+
+// Columns are checked against ColumnsShape but kept as the very object that was parsed:
+// zod rebuilds objects by assignment, which would turn a key such as "__proto__" into a
+// prototype and lose it. Column keys and values are served back exactly as loaded.
+const Columns = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    const result = ColumnsShape.safeParse(value);
+    if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue });
+  })
+  .transform((value) => value as ColumnsShape);
+
 const CurrencyCode = z.union(
   [currencyCode, z.strictObject({ code: currencyCode, value: text.optional() })],
   { message: 'must be an ISO 4217 code, or an object {"code": "GBP", "value": "British Pound"}' },
@@ -83,7 +99,7 @@ const Employee = z.strictObject({
       : { code: given.code, value: given.value ?? currencyName(given.code) },
   ),
   eligibilityStatus: z.enum(ELIGIBILITY_STATUSES),
-  columns: z.record(z.string().min(1, 'a column key must not be empty'), Column),
+  columns: Columns,
 });
 export type ImportEmployee = z.output<typeof Employee>;
 

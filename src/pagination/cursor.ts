@@ -25,7 +25,7 @@ interface CursorBody {
 // Long enough for any cursor we issue (a few hundred characters), short enough that a
 // hostile one costs nothing to refuse.
 const MAX_CURSOR_LENGTH = 2_048;
-const MAC_BYTES = 16;
+const MAC_BYTES = 16; // 128 bits
 
 export const INVALID_CURSOR =
   'nextCursor is not a valid cursor: pass back the nextCursor of a previous page, unchanged';
@@ -68,8 +68,11 @@ export class CursorCodec {
     if (token.length > MAX_CURSOR_LENGTH) throw badRequest(INVALID_CURSOR);
     const [payload, mac, ...rest] = token.split('.');
     if (!payload || !mac || rest.length > 0) throw badRequest(INVALID_CURSOR);
-    const given = Buffer.from(mac, 'base64url');
-    if (given.length !== MAC_BYTES || !timingSafeEqual(given, this.mac(payload, organizationId))) {
+    // Compared as text: base64url decoding is lenient (it skips stray characters and
+    // ignores trailing bits), so comparing decoded bytes would accept edited tags.
+    const expected = Buffer.from(this.mac(payload, organizationId).toString('base64url'));
+    const given = Buffer.from(mac);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw badRequest(INVALID_CURSOR);
     }
     try {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
-import { errorResponses } from '../../http/schemas.js';
+import { errorResponses, READ_METHODS } from '../../http/schemas.js';
 import { resolvePageRequest, toPage } from '../../pagination/page.js';
 import { organizationOf } from '../../plugins/authentication.js';
 import { findMeritCycleRow } from '../merit-cycles/repository.js';
@@ -15,27 +15,26 @@ import {
 } from './schema.js';
 
 export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.get(
-    `${MERIT_CYCLES_PATH}/:meritCycleId/employees`,
-    {
-      schema: {
-        operationId: 'listMeritCycleEmployees',
-        summary: 'List the employees of a merit cycle',
-        description: 'Ordered by lastName, then firstName, then id (code-point order).',
-        tags: ['Merit cycle employees'],
-        params: EmployeesParams,
-        querystring: ListEmployeesQuery,
-        response: {
-          200: EmployeePage,
-          400: errorResponses[400],
-          401: errorResponses[401],
-          404: errorResponses[404],
-          422: errorResponses[422],
-          429: errorResponses[429],
-        },
+  app.route({
+    method: READ_METHODS,
+    url: `${MERIT_CYCLES_PATH}/:meritCycleId/employees`,
+    schema: {
+      operationId: 'listMeritCycleEmployees',
+      summary: 'List the employees of a merit cycle',
+      description: 'Ordered by lastName, then firstName, then id (code-point order).',
+      tags: ['Merit cycle employees'],
+      params: EmployeesParams,
+      querystring: ListEmployeesQuery,
+      response: {
+        200: EmployeePage,
+        400: errorResponses[400],
+        401: errorResponses[401],
+        404: errorResponses[404],
+        422: errorResponses[422],
+        429: errorResponses[429],
       },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const organizationId = organizationOf(request);
       const { meritCycleId } = request.params;
       if (!(await findMeritCycleRow(app.db, organizationId, meritCycleId))) {
@@ -60,5 +59,5 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       const json = `{"data":[${pageRows.map((row) => row.body).join(',')}],"nextCursor":${JSON.stringify(nextCursor)}}`;
       return reply.type('application/json; charset=utf-8').send(json as never);
     },
-  );
+  });
 };

@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { sql } from 'kysely';
 import { z } from 'zod';
+import { READ_METHODS } from '../../http/schemas.js';
 
 const Health = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
 const Readiness = z
@@ -21,30 +22,31 @@ const Readiness = z
   .meta({ id: 'Readiness' });
 
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.get(
-    '/healthz',
-    {
-      schema: {
-        operationId: 'healthz',
-        summary: 'Liveness: the process is up',
-        tags: ['Operations'],
-        response: { 200: Health },
-      },
+  app.route({
+    method: READ_METHODS,
+    url: '/healthz',
+    schema: {
+      operationId: 'healthz',
+      summary: 'Liveness: the process is up',
+      description: 'Depends on nothing: answers while the process runs. No key needed.',
+      tags: ['Operations'],
+      response: { 200: Health },
     },
-    async () => ({ status: 'ok' as const }),
-  );
+    handler: async () => ({ status: 'ok' as const }),
+  });
 
-  app.get(
-    '/readyz',
-    {
-      schema: {
-        operationId: 'readyz',
-        summary: 'Readiness: the database answers',
-        tags: ['Operations'],
-        response: { 200: Readiness, 503: Readiness },
-      },
+  app.route({
+    method: READ_METHODS,
+    url: '/readyz',
+    schema: {
+      operationId: 'readyz',
+      summary: 'Readiness: the database answers',
+      description:
+        'Ready when the database answers; also reports where rate-limit counters live. No key needed.',
+      tags: ['Operations'],
+      response: { 200: Readiness, 503: Readiness },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const database = await sql`select 1`.execute(app.db).then(
         () => 'up' as const,
         (error: unknown) => {
@@ -58,5 +60,5 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       }
       return { status: 'ready' as const, database, rateLimitStore };
     },
-  );
+  });
 };

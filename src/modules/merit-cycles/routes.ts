@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
-import { errorResponses } from '../../http/schemas.js';
+import { errorResponses, NoQuery, READ_METHODS } from '../../http/schemas.js';
 import { resolvePageRequest, toPage } from '../../pagination/page.js';
 import { organizationOf } from '../../plugins/authentication.js';
 import {
@@ -24,26 +24,25 @@ import {
 export const MERIT_CYCLES_PATH = '/v1/compensationPlanning/meritCycles';
 
 export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.get(
-    MERIT_CYCLES_PATH,
-    {
-      schema: {
-        operationId: 'listMeritCycles',
-        summary: 'List merit cycles',
-        description:
-          'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND.',
-        tags: ['Merit cycles'],
-        querystring: ListMeritCyclesQuery,
-        response: {
-          200: MeritCyclePage,
-          400: errorResponses[400],
-          401: errorResponses[401],
-          422: errorResponses[422],
-          429: errorResponses[429],
-        },
+  app.route({
+    method: READ_METHODS,
+    url: MERIT_CYCLES_PATH,
+    schema: {
+      operationId: 'listMeritCycles',
+      summary: 'List merit cycles',
+      description:
+        'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND.',
+      tags: ['Merit cycles'],
+      querystring: ListMeritCyclesQuery,
+      response: {
+        200: MeritCyclePage,
+        400: errorResponses[400],
+        401: errorResponses[401],
+        422: errorResponses[422],
+        429: errorResponses[429],
       },
     },
-    async (request) => {
+    handler: async (request) => {
       const organizationId = organizationOf(request);
       const scope = { endpoint: 'meritCycles', organizationId } as const;
       const page = resolvePageRequest({
@@ -65,52 +64,55 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
         nextCursor: last ? app.cursors.encode(scope, page.filters, afterMeritCycle(last)) : null,
       };
     },
-  );
+  });
 
-  app.get(
-    `${MERIT_CYCLES_PATH}/:id`,
-    {
-      schema: {
-        operationId: 'getMeritCycle',
-        summary: 'Get a merit cycle',
-        tags: ['Merit cycles'],
-        params: MeritCycleParams,
-        response: {
-          200: MeritCycle,
-          401: errorResponses[401],
-          404: errorResponses[404],
-          429: errorResponses[429],
-        },
+  app.route({
+    method: READ_METHODS,
+    url: `${MERIT_CYCLES_PATH}/:id`,
+    schema: {
+      operationId: 'getMeritCycle',
+      summary: 'Get a merit cycle',
+      description: "One merit cycle of the key's organisation, by id.",
+      tags: ['Merit cycles'],
+      params: MeritCycleParams,
+      querystring: NoQuery,
+      response: {
+        200: MeritCycle,
+        401: errorResponses[401],
+        404: errorResponses[404],
+        422: errorResponses[422],
+        429: errorResponses[429],
       },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await findOwnMeritCycle(request.params.id, organizationOf(request));
       return toMeritCycle(row);
     },
-  );
+  });
 
-  app.get(
-    `${MERIT_CYCLES_PATH}/:id/exchangeRates`,
-    {
-      schema: {
-        operationId: 'getMeritCycleExchangeRates',
-        summary: 'Get the exchange rates of a merit cycle',
-        description: 'Rates from the merit cycle currency (base) to each loaded currency.',
-        tags: ['Merit cycles'],
-        params: MeritCycleParams,
-        response: {
-          200: ExchangeRates,
-          401: errorResponses[401],
-          404: errorResponses[404],
-          429: errorResponses[429],
-        },
+  app.route({
+    method: READ_METHODS,
+    url: `${MERIT_CYCLES_PATH}/:id/exchangeRates`,
+    schema: {
+      operationId: 'getMeritCycleExchangeRates',
+      summary: 'Get the exchange rates of a merit cycle',
+      description: 'Rates from the merit cycle currency (base) to each loaded currency.',
+      tags: ['Merit cycles'],
+      params: MeritCycleParams,
+      querystring: NoQuery,
+      response: {
+        200: ExchangeRates,
+        401: errorResponses[401],
+        404: errorResponses[404],
+        422: errorResponses[422],
+        429: errorResponses[429],
       },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await findOwnMeritCycle(request.params.id, organizationOf(request));
       return toExchangeRates(row);
     },
-  );
+  });
 
   async function findOwnMeritCycle(id: string, organizationId: string) {
     const row = await findMeritCycleRow(app.db, organizationId, id);

@@ -1,20 +1,26 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { errorResponses } from '../../http/schemas.js';
+import { errorResponses, NoQuery, READ_METHODS } from '../../http/schemas.js';
 
 const Pong = z.object({ message: z.literal('pong') }).meta({ id: 'Pong' });
 
 export const pingRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.get(
-    '/ping',
-    {
-      schema: {
-        operationId: 'ping',
-        summary: 'Check connectivity and the API key',
-        tags: ['Ping'],
-        response: { 200: Pong, 401: errorResponses[401], 429: errorResponses[429] },
+  app.route({
+    method: READ_METHODS,
+    url: '/ping',
+    schema: {
+      operationId: 'ping',
+      summary: 'Check connectivity and the API key',
+      description: 'Answers `{"message": "pong"}` when the x-api-key header holds a valid key.',
+      tags: ['Ping'],
+      querystring: NoQuery,
+      response: {
+        200: Pong,
+        401: errorResponses[401],
+        422: errorResponses[422],
+        429: errorResponses[429],
       },
     },
-    async () => ({ message: 'pong' as const }),
-  );
+    handler: async () => ({ message: 'pong' as const }),
+  });
 };
