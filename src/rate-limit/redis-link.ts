@@ -50,10 +50,15 @@ export class RedisLink {
     return this.usable() ? 'redis' : 'local-fallback';
   }
 
-  /** A command failed although the link looked up (a timeout, a reset): stop using it. */
+  /**
+   * A command failed although the link looked up (a timeout, a reset): stop using it.
+   * A connection that still looks open (Redis stalled, then timed out) is dropped and
+   * reopened, so that the `ready` of the new connection brings the link back.
+   */
   markDown(error?: Error): void {
     if (!this.up) return;
     this.up = false;
+    if (this.client.status === 'ready') this.client.disconnect(true);
     this.log.warn(
       { rateLimitStore: 'local-fallback', err: error },
       'Redis unavailable: rate limits are per instance until it is back',
