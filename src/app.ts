@@ -10,15 +10,20 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { createLogger } from './logger.js';
 import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
+import { webRoutes } from './modules/web/routes.js';
 import authentication from './plugins/authentication.js';
 import cursors from './plugins/cursors.js';
 import database from './plugins/database.js';
+import docsPage from './plugins/docs-page.js';
 import errorHandler, { sendError } from './plugins/error-handler.js';
 import { methodNotAllowed } from './plugins/method-not-allowed.js';
+import openapi from './plugins/openapi.js';
+import securityHeaders, { API_RESPONSE_HEADERS } from './plugins/security-headers.js';
 import rateLimit from './rate-limit/plugin.js';
 
 export interface AppOptions {
@@ -34,6 +39,37 @@ export interface AppOptions {
 // load balancer); anything that is not a short plain token is replaced.
 const REQUEST_ID_SHAPE = /^[\w.:-]{1,128}$/;
 
+// Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
+// GET of a short URL with a handful of short headers, so each bound sits far above
+// legitimate use and far below what would cost the server memory or a socket for long.
+
+// Request line plus headers: Node's default, stated. A key is 46 characters and a cursor
+// at most 2,048; 16 KiB leaves room for the web application's cookies and any proxy's
+// headers. Larger: 431 (or 414 when the request line alone is too long).
+const MAX_HEADER_BYTES = 16 * 1024;
+// The whole URL. The longest useful API URL (a cursor of 2,048, a path with ids, every
+// filter) is under 3 KiB; 8 KiB is also what nginx accepts by default in front
+// (large_client_header_buffers 4 8k). Longer: 414, before any routing work.
+const MAX_URL_LENGTH = 8 * 1024;
+// Bodies: the API takes none and the web application's forms are small (16 KiB, set in its
+// scope). 64 KiB bounds what any other route would buffer; larger: 413.
+const BODY_LIMIT_BYTES = 64 * 1024;
+// A client must send all of its headers within 10 s of starting a request (a slowloris
+// trickle is cut here) and the whole request within 15 s; 408 and the socket is closed.
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+// How often Node checks the two timeouts above; its default (30 s) would let a trickling
+// client hold a socket up to 40 s instead of 10.
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+// A socket with no traffic for 30 s mid-request (a client that stopped reading its
+// response, or went silent) is closed. Above the slowest legitimate answer: PostgreSQL
+// gets 3 s to connect and 5 s per statement before the request fails with 503/504.
+const CONNECTION_TIMEOUT_MS = 30_000;
+// Idle keep-alive sockets: longer than nginx's upstream keepalive_timeout (60 s,
+// deploy/nginx.conf), so that the proxy always closes an idle connection first and never
+// sends a request on a socket this server is closing.
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
@@ -45,11 +81,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_SHAPE.test(given) ? given : randomUUID();
     },
-    // On shutdown, requests in flight finish; new ones on kept-alive sockets get 503.
-    return503OnClosing: true,
+    // Behind a reverse proxy, the client address and protocol come from X-Forwarded-*,
+    // but only from the proxies named in TRUST_PROXY.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy.join(',') : false,
+    // On shutdown, idle kept-alive sockets close at once and requests in flight finish;
+    // a request that still arrives on an open socket is served (the closing hook below).
+    return503OnClosing: false,
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+      // Checked below instead, so that a request without Host gets the JSON error body.
+      requireHostHeader: false,
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    clientErrorHandler: clientErrorHandler(MAX_URL_LENGTH),
     forceCloseConnections: 'idle',
     frameworkErrors: (error, request, reply) => {
-      reply.header('x-request-id', request.id);
+      // Answered outside every route context: no onSend hook adds the API's headers here.
+      reply.header('x-request-id', request.id).headers(API_RESPONSE_HEADERS);
+      if ((request.raw.url ?? '').length > MAX_URL_LENGTH)
+        return sendError(request, reply, 414, 'URI Too Long');
       // An over-long path parameter cannot name anything that exists.
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
         return sendError(request, reply, 404, 'Not found');
@@ -59,9 +115,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // While shutting down, a request that still arrives on an open connection is served
+    // (the client sent it to a live server) and its connection is closed after it.
+    if (closing) reply.header('connection', 'close');
+    if ((request.raw.url ?? '').length > MAX_URL_LENGTH) {
+      return sendError(request, reply, 414, 'URI Too Long');
+    }
+    // HTTP/1.1 requires Host (RFC 9112 section 3.2); Node's own check answers without a body.
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      return sendError(request, reply, 400, 'Bad Request: the Host header is missing');
+    }
   });
+  await app.register(securityHeaders);
 
   await app.register(errorHandler);
   await app.register(database, { database: options.database });
@@ -70,10 +141,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rateLimit, { config });
   await app.register(metrics);
   await app.register(authentication);
+  // Before the routes: the document is collected as they are registered.
+  await app.register(openapi);
+  await app.register(docsPage);
 
   const notAllowed = methodNotAllowed(app);
   await app.register(healthRoutes);
   await app.register(apiRoutes);
+  // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
+  await app.register(webRoutes, { prefix: '/app' });
   notAllowed.register();
   return app;
 }

@@ -1,5 +1,6 @@
 // The service configuration: parsed once, at the entry point, from the environment.
 // Nothing else in the code base reads process.env; tests build their own Config.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -19,6 +20,12 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Port of the Prometheus /metrics listener; undefined: no metrics listener. */
   readonly metricsPort: number | undefined;
+  /**
+   * Addresses (IPs or CIDRs) of the reverse proxies in front of compplan, whose
+   * X-Forwarded-For and X-Forwarded-Proto are believed. Empty: none, so that a client
+   * cannot pick the address the failed-authentication limit counts against.
+   */
+  readonly trustProxy: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -47,6 +54,14 @@ const wholeNumber = (min: number, max: number) =>
         .max(max, `must be from ${min} to ${max}`),
     );
 
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+}
+
 const databaseUrl = z.string().transform((value, ctx): DatabaseConfig => {
   if (value.startsWith('sqlite:')) {
     const path = value.slice('sqlite:'.length);
@@ -72,12 +87,24 @@ const redisUrl = z.string().refine((value) => /^rediss?:\/\/./.test(value) && UR
 
 const envSchema = z.object({
   PORT: wholeNumber(0, 65535),
-  HOST: z.string().min(1, 'must not be empty'),
+  HOST: z.string().refine((value) => value.trim().length > 0, { message: 'must not be empty' }),
   DATABASE_URL: databaseUrl,
   REDIS_URL: redisUrl.optional(),
   RATE_LIMIT_PER_SECOND: wholeNumber(1, 1_000_000),
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }),
   METRICS_PORT: wholeNumber(0, 65535).optional(),
+  TRUST_PROXY: z
+    .string()
+    .transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .refine((entries) => entries.every(isAddressOrRange), {
+      message:
+        'must be a comma-separated list of proxy IP addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8',
+    }),
 });
 
 /** Variables a Config is read from; a value that is empty counts as unset. */
@@ -101,6 +128,7 @@ export function loadConfig(env: Environment): Config {
     RATE_LIMIT_PER_SECOND: pick('RATE_LIMIT_PER_SECOND') ?? DEFAULTS.RATE_LIMIT_PER_SECOND,
     LOG_LEVEL: pick('LOG_LEVEL') ?? DEFAULTS.LOG_LEVEL,
     METRICS_PORT: pick('METRICS_PORT'),
+    TRUST_PROXY: pick('TRUST_PROXY') ?? '',
   };
   const parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
@@ -120,5 +148,6 @@ export function loadConfig(env: Environment): Config {
     rateLimitPerSecond: env_.RATE_LIMIT_PER_SECOND,
     logLevel: env_.LOG_LEVEL,
     metricsPort: env_.METRICS_PORT,
+    trustProxy: Object.freeze(env_.TRUST_PROXY),
   });
 }

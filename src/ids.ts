@@ -1,7 +1,7 @@
 // Public identifiers: a type prefix and a lowercase UUID (decisions.md: IDs).
 import { randomUUID } from 'node:crypto';
 
-export type IdPrefix = 'mc' | 'mce' | 'key' | 'org';
+export type IdPrefix = 'mc' | 'mce' | 'key' | 'org' | 'user';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
@@ -10,6 +10,7 @@ export const ID_PATTERNS: Readonly<Record<IdPrefix, RegExp>> = {
   mce: new RegExp(`^mce_${UUID}$`),
   key: new RegExp(`^key_${UUID}$`),
   org: new RegExp(`^org_${UUID}$`),
+  user: new RegExp(`^user_${UUID}$`),
 };
 
 export function newId(prefix: IdPrefix): string {

@@ -35,8 +35,12 @@ export async function startServer(
 ): Promise<StartedServer> {
   const logger = createLogger(config) as FastifyBaseLogger;
   const database = openDatabase(config.database, {
+    // Only code and message: node-postgres attaches the whole client to such errors.
     onIdleError: (error) =>
-      logger.warn({ err: error }, 'database connection lost; it will be reopened'),
+      logger.warn(
+        { code: (error as { code?: string }).code, reason: error.message },
+        'database connection lost; it will be reopened',
+      ),
   });
   let demoKey: CreatedApiKey | undefined;
   try {
@@ -48,15 +52,16 @@ export async function startServer(
     throw error;
   }
   const app = await buildApp({ config, database, logger });
-  await app.listen({ port: config.port, host: config.host });
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
+    // Hooks can only be added before the app listens.
     const metrics = await listenForMetrics(app.metrics.registry, config.metricsPort, config.host);
     app.addHook('onClose', (_instance, done) => {
       metrics.close(() => done());
     });
     metricsUrl = `${urlOf(config.host, metrics.address(), config.metricsPort)}/metrics`;
   }
+  await app.listen({ port: config.port, host: config.host });
   return { app, url: urlOf(config.host, app.server.address(), config.port), metricsUrl, demoKey };
 }
 

@@ -1,8 +1,11 @@
 // What every command shares: the configuration, an open and migrated database, and the
 // way failures reach the user (one line on standard error, a meaningful exit code).
+//
+// Commands load what they use when they run (dynamic import), not when the program
+// starts: `compplan --help` or `keys list` should not pay for Fastify, faker or both
+// database drivers.
 import { type Config, loadConfig } from '../config.js';
-import { type DatabaseHandle, openDatabase } from '../db/connect.js';
-import { migrateToLatest } from '../db/migrate.js';
+import type { DatabaseHandle } from '../db/connect.js';
 
 /** Exit codes: 1 when the command could not do its work, 2 when it was called wrongly. */
 export const EXIT_FAILURE = 1;
@@ -31,6 +34,8 @@ export async function withDatabase<T>(
   config: Config,
   work: (database: DatabaseHandle) => Promise<T>,
 ): Promise<T> {
+  const { openDatabase } = await import('../db/connect.js');
+  const { migrateToLatest } = await import('../db/migrate.js');
   const database = openDatabase(config.database);
   try {
     await migrateToLatest(database);

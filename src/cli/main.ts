@@ -3,11 +3,13 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ImportError } from '../import/errors.js';
 import { registerDemo } from './commands/demo.js';
+import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
 import { registerServe } from './commands/serve.js';
+import { registerUsers } from './commands/users.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
 
 export function buildProgram(): Command {
@@ -21,6 +23,8 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerOrgs(program);
   registerKeys(program);
+  registerExport(program);
+  registerUsers(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();
@@ -52,6 +56,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE')
       fail(`the port is already in use: ${(error as Error).message}`, EXIT_FAILURE);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+      fail(
+        `cannot listen on the configured address (HOST or --host): ${(error as Error).message}`,
+        EXIT_USAGE,
+      );
+    }
     fail(
       `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       EXIT_FAILURE,

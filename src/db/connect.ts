@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
+import { withNamedStatements, withStatementCache } from './statement-cache.js';
 import type { Database } from './types.js';
 
 export type Db = Kysely<Database>;
@@ -33,8 +34,8 @@ const POSTGRES_POOL_SIZE = 10;
 
 export interface OpenOptions {
   /**
-   * Called with errors of idle pooled connections (PostgreSQL restarted, network cut).
-   * The pool drops such a connection and opens a new one when next needed.
+   * Called with errors of pooled connections outside a query (PostgreSQL restarted,
+   * network cut). The pool drops such a connection and opens a new one when next needed.
    */
   onIdleError?: (error: Error) => void;
 }
@@ -50,7 +51,9 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     return {
-      db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
+      db: new Kysely<Database>({
+        dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+      }),
       dialect: 'sqlite',
     };
   }
@@ -61,10 +64,16 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     statement_timeout: POSTGRES_STATEMENT_TIMEOUT_MS,
     application_name: 'compplan',
   });
-  // Without a listener an idle connection's error would crash the process.
-  pool.on('error', (error) => options.onIdleError?.(error));
+  // A connection that fails outside a query (PostgreSQL shut down or restarted, the
+  // network cut) emits 'error' on its client — idle in the pool, or checked out between
+  // two statements — and without a listener Node would end the process. The pool drops
+  // such a connection; the next query opens a new one.
+  const onError = (error: Error) => options.onIdleError?.(error);
+  pool.on('error', onError);
+  pool.on('connect', (client) => client.on('error', onError));
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) }),
     dialect: 'postgres',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }

@@ -2,10 +2,14 @@
 import { type Migration, type MigrationProvider, type MigrationResult, Migrator } from 'kysely';
 import type { DatabaseHandle, Dialect } from './connect.js';
 import { initialSchema } from './migrations/0001-initial.js';
+import { usersSchema } from './migrations/0002-users.js';
+import { coveringPageIndex } from './migrations/0003-covering-page-index.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-initial': initialSchema(dialect),
+    '0002-users': usersSchema(dialect),
+    '0003-covering-page-index': coveringPageIndex(dialect),
   };
 }
 

@@ -69,15 +69,47 @@ export interface ServerSecretsTable {
   created_at: Timestamp;
 }
 
+/** A user of the web application; belongs to one organisation (migration 0002). */
+export interface UsersTable {
+  id: string;
+  organization_id: string;
+  email: string;
+  /** Lower-cased email, unique in the installation: sign-in finds a user by it. */
+  email_key: string;
+  role: 'owner' | 'admin';
+  /** Versioned scrypt hash string (modules/users/password.ts). */
+  password_hash: string;
+  /** Set while the password is the one-time password printed by `compplan users create`. */
+  must_change_password: Flag;
+  created_at: Timestamp;
+  password_changed_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+}
+
+/** A signed-in browser session (migration 0002). */
+export interface SessionsTable {
+  /** SHA-256 (hex) of the random session id the cookie carries. */
+  id_hash: string;
+  user_id: string;
+  /** Synchronizer token that the session's form posts must carry. */
+  csrf_token: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   merit_cycles: MeritCyclesTable;
   merit_cycle_employees: MeritCycleEmployeesTable;
   server_secrets: ServerSecretsTable;
+  users: UsersTable;
+  sessions: SessionsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type MeritCycleRow = Selectable<MeritCyclesTable>;
 export type EmployeeRow = Selectable<MeritCycleEmployeesTable>;
+export type UserRow = Selectable<UsersTable>;
+export type SessionRow = Selectable<SessionsTable>;

@@ -5,7 +5,8 @@ import { importDataSet } from '../import/load.js';
 import { parseDataSet } from '../import/parse.js';
 import { type CreatedApiKey, createApiKey } from '../modules/api-keys/service.js';
 import { findOrganizationBySlug } from '../modules/organizations/repository.js';
-import { DEMO_ORGANIZATION, demoDataSet } from './data-set.js';
+import { demoDataSet } from './data-set.js';
+import { DEMO_ORGANIZATION } from './organization.js';
 
 /** Loads the demo data when it is not there yet; returns the key made for it then. */
 export async function bootstrapDemo(database: DatabaseHandle): Promise<CreatedApiKey | undefined> {

@@ -3,8 +3,8 @@
 // (and every developer's machine) produces the same ids, names and figures.
 import { en, Faker } from '@faker-js/faker';
 import type { DataSetInput } from '../import/schema.js';
+import { DEMO_ORGANIZATION } from './organization.js';
 
-export const DEMO_ORGANIZATION = 'demo';
 const SEED = 20_250_101;
 
 const DEPARTMENTS: Record<string, readonly string[]> = {

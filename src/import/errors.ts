@@ -14,6 +14,11 @@ export class ImportError extends Error {
   }
 }
 
+/** The text of an import file is not JSON: one problem, said in one line. */
+export class DataSetSyntaxError extends Error {
+  override name = 'DataSetSyntaxError';
+}
+
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** `['meritCycles', 0, 'employees', 3, 'email']` → `meritCycles[0].employees[3].email`. */

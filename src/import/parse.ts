@@ -1,7 +1,7 @@
 // From the text of an import file to a validated DataSet, or an ImportError that says
 // where the text or the data is wrong.
 
-import { ImportError, importErrorFromZod } from './errors.js';
+import { DataSetSyntaxError, importErrorFromZod } from './errors.js';
 import { DataSet } from './schema.js';
 
 function lineAndColumn(text: string, position: number): string {
@@ -17,9 +17,12 @@ export function parseDataSetText(text: string): DataSet {
     json = JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const position = /position (\d+)/.exec(message)?.[1];
+    // V8 names the position of a bad character, but not of a file that ends too soon.
+    const position =
+      /position (\d+)/.exec(message)?.[1] ??
+      (message.includes('Unexpected end of JSON input') ? String(text.length) : undefined);
     const where = position === undefined ? '' : ` (${lineAndColumn(text, Number(position))})`;
-    throw new ImportError([`The file is not valid JSON${where}: ${message}`]);
+    throw new DataSetSyntaxError(`not valid JSON${where}: ${message}`);
   }
   return parseDataSet(json);
 }

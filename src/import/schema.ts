@@ -57,13 +57,23 @@ const Column = z
     }
     if (column.type === 'composite') {
       const value = column.value;
-      const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
-      if (!isObject || Object.values(value).some((part) => typeof part !== 'string')) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         ctx.addIssue({
           code: 'custom',
           path: ['value'],
           message: 'a composite column value must be an object whose parts are strings',
         });
+        return;
+      }
+      // Each bad part is named by its own path, e.g. columns.employee.value.jobLevel.
+      for (const [part, text] of Object.entries(value)) {
+        if (typeof text !== 'string') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['value', part],
+            message: 'a composite column part must be a string',
+          });
+        }
       }
     }
   });
@@ -120,10 +130,17 @@ const MeritCycle = z
     exchangeRates: ExchangeRates.optional(),
     employees: z.array(Employee).optional(),
   })
+  // Compared only when both dates are valid: zod runs object checks after field issues,
+  // and a malformed date must not also be reported as "before startDate".
+  .refine((cycle) => cycle.endDate >= cycle.startDate, {
+    path: ['endDate'],
+    message: 'must not be before startDate',
+    when: ({ value, issues }) =>
+      typeof value === 'object' &&
+      value !== null &&
+      issues.every((issue) => issue.path?.[0] !== 'startDate' && issue.path?.[0] !== 'endDate'),
+  })
   .superRefine((cycle, ctx) => {
-    if (cycle.endDate < cycle.startDate) {
-      ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'must not be before startDate' });
-    }
     const ids = new Map<string, number>();
     const emails = new Map<string, number>();
     (cycle.employees ?? []).forEach((employee, index) => {

@@ -1,13 +1,18 @@
 // The API as its users know it (api.md section 4): every route here needs a valid key,
 // and every request with one counts against that key's quota.
 import type { FastifyPluginAsync } from 'fastify';
+import { conditionalGet } from '../http/etag.js';
 import { requireApiKey } from '../plugins/authentication.js';
+import { limitInFlightPerKey } from '../rate-limit/concurrency.js';
 import { employeeRoutes } from './employees/routes.js';
 import { meritCycleRoutes } from './merit-cycles/routes.js';
 import { pingRoutes } from './ping/routes.js';
 
 export const apiRoutes: FastifyPluginAsync = async (api) => {
   api.addHook('onRequest', requireApiKey);
+  api.addHook('onRequest', limitInFlightPerKey());
+  // ETag on every 200; If-None-Match → 304 without a body, which the quota does not count.
+  api.addHook('onSend', conditionalGet);
   await api.register(pingRoutes);
   await api.register(meritCycleRoutes);
   await api.register(employeeRoutes);

@@ -11,7 +11,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { RATE_LIMITED_MESSAGE } from '../errors.js';
 import { type RateLimitStoreState, RedisLink } from './redis-link.js';
-import { failoverStore } from './store.js';
+import { failoverStore, type RefundableStore } from './store.js';
 
 const KEY_WINDOW_MS = 1_000;
 export const AUTH_FAILURE_LIMIT = 20;
@@ -30,6 +30,11 @@ export interface RateLimits {
    * after answering 429 when the quota is spent.
    */
   takeKeyQuota(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  /**
+   * Gives back the request that takeKeyQuota took, and corrects the headers: for an answer
+   * that does not count, a 304 Not Modified (docs/api-behaviour.md).
+   */
+  refundKeyQuota(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /**
    * Counts a failed authentication. Returns the seconds until the client address may try
    * again when it is over its limit, else null.
@@ -62,11 +67,17 @@ export default fp<{ config: Config }>(
     const perSecond = config.rateLimitPerSecond;
     const policy = `"default";q=${perSecond};w=${KEY_WINDOW_MS / 1000}`;
     // Keys are namespaced so that both limits can share one store.
+    let keyQuotaStore: RefundableStore | undefined;
+    const keyQuotaKey = (request: FastifyRequest) => `key:${request.apiKey?.id ?? ''}`;
     const keyQuota = app.createRateLimit({
       max: perSecond,
       timeWindow: KEY_WINDOW_MS,
-      keyGenerator: (request) => `key:${request.apiKey?.id ?? ''}`,
-    });
+      keyGenerator: keyQuotaKey,
+      // Handed to the store's child() (store.ts): the store that counts this limiter.
+      onStore: (store: RefundableStore) => {
+        keyQuotaStore = store;
+      },
+    } as Parameters<typeof app.createRateLimit>[0]);
     const authFailures = app.createRateLimit({
       max: AUTH_FAILURE_LIMIT,
       timeWindow: AUTH_FAILURE_WINDOW_MS,
@@ -87,6 +98,15 @@ export default fp<{ config: Config }>(
         if (!quota.isExceeded) return true;
         await sendTooManyRequests(reply, resetsIn);
         return false;
+      },
+      async refundKeyQuota(request, reply) {
+        await keyQuotaStore?.refund(keyQuotaKey(request), KEY_WINDOW_MS);
+        const remaining = Math.min(perSecond, Number(reply.getHeader('x-ratelimit-remaining')) + 1);
+        const ratelimit = String(reply.getHeader('ratelimit') ?? '');
+        reply.headers({
+          ratelimit: ratelimit.replace(/;r=\d+;/, `;r=${remaining};`),
+          'x-ratelimit-remaining': String(remaining),
+        });
       },
       async recordAuthFailure(request) {
         const failures = (await authFailures(request)) as Quota;

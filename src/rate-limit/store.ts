@@ -24,7 +24,7 @@ class FailoverStore implements FastifyRateLimitStore {
   incr(...[key, callback, timeWindow, max]: Parameters<Incr>): void {
     const { shared, link } = this;
     if (!shared || !link?.usable()) {
-      this.local.incr(key, callback, timeWindow, max);
+      this.incrLocal(key, callback, timeWindow, max);
       return;
     }
     shared.incr(
@@ -32,23 +32,78 @@ class FailoverStore implements FastifyRateLimitStore {
       (error, result) => {
         if (!error) return callback(null, result);
         link.markDown(error);
-        this.local.incr(key, callback, timeWindow, max);
+        this.incrLocal(key, callback, timeWindow, max);
       },
       timeWindow,
       max,
     );
   }
 
+  // The library's local store hands out its live counter object, which later increments
+  // change. The limiter reads it after an await, so simultaneous requests would all see
+  // the final count (a burst of 11 against a quota of 10: 11 refusals). A copy is what
+  // this request counted.
+  private incrLocal(...[key, callback, timeWindow, max]: Parameters<Incr>): void {
+    this.local.incr(
+      key,
+      (error, result) => callback(error, result && { current: result.current, ttl: result.ttl }),
+      timeWindow,
+      max,
+    );
+  }
+
+  /**
+   * Gives back one request that `incr` counted in the window still running (a 304 Not
+   * Modified is not counted: docs/api-behaviour.md). Never below zero; a window that has
+   * ended has nothing to give back.
+   */
+  async refund(key: string, timeWindow: number): Promise<void> {
+    const { link } = this;
+    if (this.shared && link?.usable()) {
+      try {
+        await link.client.eval(REFUND_SCRIPT, 1, `${REDIS_KEY_PREFIX}${key}`);
+        return;
+      } catch (error) {
+        link.markDown(error as Error);
+      }
+    }
+    // The library's local store keeps { current, iterationStartMs } per key in `lru`.
+    const counter = (this.local as unknown as LocalCounters).lru.get(key);
+    if (counter && counter.current > 0 && counter.iterationStartMs + timeWindow > Date.now()) {
+      counter.current -= 1;
+    }
+  }
+
   // Each limiter gets counters of its own in process. In Redis they share one key
   // namespace: the limiters' key generators already namespace their keys.
-  child(_options: ChildOptions): FastifyRateLimitStore {
-    return new FailoverStore(
+  child(options: ChildOptions): FastifyRateLimitStore {
+    const child = new FailoverStore(
       new LocalStore(false, false, LOCAL_CACHE_ENTRIES),
       this.shared,
       this.link,
     );
+    // A limiter that needs to give requests back (the key quota) asks for its store.
+    (options as { onStore?: (store: RefundableStore) => void }).onStore?.(child);
+    return child;
   }
 }
+
+/** What the key quota needs beyond counting: giving back a request (rate-limit/plugin.ts). */
+export interface RefundableStore {
+  refund(key: string, timeWindow: number): Promise<void>;
+}
+
+interface LocalCounters {
+  lru: { get(key: string): { current: number; iterationStartMs: number } | undefined };
+}
+
+// Where RedisStore keeps a counter (its own prefix; the client adds `compplan:`).
+const REDIS_KEY_PREFIX = 'rate-limit:';
+// Decrement only a counter of a window still running, and never below zero.
+const REFUND_SCRIPT = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current > 0 and redis.call('PTTL', KEYS[1]) > 0 then return redis.call('DECR', KEYS[1]) end
+return current`;
 
 /** A store class for @fastify/rate-limit's `store` option. */
 export function failoverStore(link: RedisLink | undefined) {
@@ -56,7 +111,7 @@ export function failoverStore(link: RedisLink | undefined) {
     constructor() {
       super(
         new LocalStore(false, false, LOCAL_CACHE_ENTRIES),
-        link && new RedisStore(false, false, link.client, 'rate-limit:'),
+        link && new RedisStore(false, false, link.client, REDIS_KEY_PREFIX),
         link,
       );
     }

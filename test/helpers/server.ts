@@ -11,6 +11,7 @@ import { parseDataSet } from '../../src/import/parse.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { createApiKey } from '../../src/modules/api-keys/service.js';
 import { createTestDatabase } from './databases.js';
+import { assertConformsToContract } from './openapi-contract.js';
 
 export interface TestServer {
   /** e.g. http://127.0.0.1:41234 */
@@ -36,6 +37,10 @@ export interface TestServerOptions {
   /** Requests per second per key; tests that do not test the limit set it high. */
   rateLimitPerSecond?: number;
   database?: DatabaseConfig;
+  /** TRUST_PROXY: proxies whose X-Forwarded-For/-Proto are believed. */
+  trustProxy?: string[];
+  /** Shared rate-limit store (REDIS_URL); absent: the in-process store. */
+  redisUrl?: string;
 }
 
 /** Tests that do not exercise the rate limit must never meet it. */
@@ -51,10 +56,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     port: 0,
     host: '127.0.0.1',
     database: databaseConfig,
-    redisUrl: undefined,
+    redisUrl: options.redisUrl,
     rateLimitPerSecond: options.rateLimitPerSecond ?? UNLIMITED,
     logLevel: 'info',
     metricsPort: undefined,
+    trustProxy: options.trustProxy ?? [],
   };
   const database = openDatabase(config.database);
   await migrateToLatest(database);
@@ -89,7 +95,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       if (key === undefined) throw new Error('request() needs a key, or key: null to send none');
       const headers: Record<string, string> = { ...requestOptions.headers };
       if (key !== null) headers['x-api-key'] = key;
-      return fetch(`${url}${path}`, { method: requestOptions.method ?? 'GET', headers });
+      const method = requestOptions.method ?? 'GET';
+      const response = await fetch(`${url}${path}`, { method, headers });
+      // Every response the suite receives must be one openapi.json declares.
+      const { status } = response;
+      const body = await response.clone().text();
+      assertConformsToContract({ method, target: path, status, headers: response.headers, body });
+      return response;
     },
     async close() {
       await app.close();

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { DEMO_ORGANIZATION, demoDataSet } from '../../demo/data-set.js';
-import { importDataSet } from '../../import/load.js';
-import { parseDataSet } from '../../import/parse.js';
+import { DEMO_ORGANIZATION } from '../../demo/organization.js';
 import { configFromEnvironment, withDatabase } from '../context.js';
 import { describeSummary } from './import.js';
 
@@ -10,6 +8,9 @@ export function registerDemo(program: Command): void {
     .command('demo')
     .description(`Load the demo data set (organisation "${DEMO_ORGANIZATION}")`)
     .action(async () => {
+      const { demoDataSet } = await import('../../demo/data-set.js');
+      const { importDataSet } = await import('../../import/load.js');
+      const { parseDataSet } = await import('../../import/parse.js');
       const summary = await withDatabase(configFromEnvironment(), (database) =>
         importDataSet(database, parseDataSet(demoDataSet())),
       );

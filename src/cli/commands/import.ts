@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
-import { type ImportSummary, importDataSet } from '../../import/load.js';
-import { parseDataSetText } from '../../import/parse.js';
-import { CliError, configFromEnvironment, withDatabase } from '../context.js';
+import type { ImportSummary } from '../../import/load.js';
+import { CliError, configFromEnvironment, EXIT_USAGE, withDatabase } from '../context.js';
 
 async function readSource(file: string): Promise<string> {
   if (file === '-') return text(process.stdin);
@@ -34,15 +33,47 @@ export function describeSummary(summary: ImportSummary): string {
 export function registerImport(program: Command): void {
   program
     .command('import')
-    .description('Load a data set (JSON, see docs/import-format.md); all or nothing')
+    .description(
+      "Load a data set (JSON), or a merit cycle's employees (CSV, with --org and --cycle); all or nothing. See docs/import-format.md",
+    )
     .argument('<file>', 'the data set file, or - for standard input')
+    .option('--org <slug>', 'CSV: the organisation of the merit cycle')
+    .option('--cycle <id>', 'CSV: the merit cycle whose employees the file lists')
     .option(
       '--prune',
       'also remove the employees of an imported cycle that the file no longer lists',
     )
-    .action(async (file: string, options: { prune?: boolean }) => {
+    .action(async (file: string, options: { prune?: boolean; org?: string; cycle?: string }) => {
       const config = configFromEnvironment();
-      const dataSet = parseDataSetText(await readSource(file));
+      if (
+        options.org !== undefined ||
+        options.cycle !== undefined ||
+        file.toLowerCase().endsWith('.csv')
+      ) {
+        const { org, cycle } = options;
+        if (!org || !cycle) {
+          throw new CliError('a CSV import needs --org SLUG and --cycle ID', EXIT_USAGE);
+        }
+        const text = await readSource(file);
+        const { importEmployeesCsv } = await import('./import-csv.js');
+        const summary = await withDatabase(config, (database) =>
+          importEmployeesCsv(database, text, { org, cycle, prune: options.prune === true }),
+        );
+        console.log(describeSummary(summary));
+        return;
+      }
+      const { parseDataSetText } = await import('../../import/parse.js');
+      const { importDataSet } = await import('../../import/load.js');
+      const { DataSetSyntaxError } = await import('../../import/errors.js');
+      const source = await readSource(file);
+      let dataSet: ReturnType<typeof parseDataSetText>;
+      try {
+        dataSet = parseDataSetText(source);
+      } catch (error) {
+        if (!(error instanceof DataSetSyntaxError)) throw error;
+        const name = file === '-' ? 'standard input' : file;
+        throw new CliError(`Cannot import ${name}, nothing changed: ${error.message}`);
+      }
       const summary = await withDatabase(config, (database) =>
         importDataSet(database, dataSet, { prune: options.prune === true }),
       );

@@ -1,14 +1,11 @@
 import type { Command } from 'commander';
-import {
-  createApiKey,
-  KeyManagementError,
-  listOrganizationApiKeys,
-  revokeApiKeyById,
-} from '../../modules/api-keys/service.js';
 import { CliError, configFromEnvironment, printJson, table, withDatabase } from '../context.js';
+
+const service = () => import('../../modules/api-keys/service.js');
 
 /** Key management failures (unknown organisation, keys disabled, …) as CLI failures. */
 async function managing<T>(work: () => Promise<T>): Promise<T> {
+  const { KeyManagementError } = await service();
   try {
     return await work();
   } catch (error) {
@@ -27,6 +24,7 @@ export function registerKeys(program: Command): void {
     .option('--name <text>', 'what the key is for, e.g. "Looker export"')
     .option('--json', 'print {"id","key","org","name","createdAt"}')
     .action(async (options: { org: string; name?: string; json?: boolean }) => {
+      const { createApiKey } = await service();
       const created = await withDatabase(configFromEnvironment(), ({ db }) =>
         managing(() => createApiKey(db, { org: options.org, name: options.name })),
       );
@@ -49,6 +47,7 @@ export function registerKeys(program: Command): void {
     .requiredOption('--org <slug>', 'the organisation')
     .option('--json', 'print JSON instead of a table')
     .action(async (options: { org: string; json?: boolean }) => {
+      const { listOrganizationApiKeys } = await service();
       const list = await withDatabase(configFromEnvironment(), ({ db }) =>
         managing(() => listOrganizationApiKeys(db, options.org)),
       );
@@ -83,6 +82,7 @@ export function registerKeys(program: Command): void {
     .description('Revoke a key: requests with it get 401 within 5 seconds')
     .argument('<id>', 'the key id (key_…), as keys list shows it')
     .action(async (id: string) => {
+      const { revokeApiKeyById } = await service();
       const key = await withDatabase(configFromEnvironment(), ({ db }) =>
         managing(() => revokeApiKeyById(db, id)),
       );

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { openDatabase } from '../../db/connect.js';
-import { migrateToLatest } from '../../db/migrate.js';
 import { configFromEnvironment } from '../context.js';
 
 export function registerMigrate(program: Command): void {
@@ -8,6 +6,8 @@ export function registerMigrate(program: Command): void {
     .command('migrate')
     .description('Bring the database schema up to date')
     .action(async () => {
+      const { openDatabase } = await import('../../db/connect.js');
+      const { migrateToLatest } = await import('../../db/migrate.js');
       const database = openDatabase(configFromEnvironment().database);
       try {
         const applied = await migrateToLatest(database);

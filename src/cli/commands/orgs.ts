@@ -1,9 +1,4 @@
 import { type Command, Option } from 'commander';
-import {
-  findOrganizationBySlug,
-  listOrganizations,
-  setApiKeysEnabled,
-} from '../../modules/organizations/repository.js';
 import { CliError, configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 
 export function registerOrgs(program: Command): void {
@@ -14,6 +9,7 @@ export function registerOrgs(program: Command): void {
     .description('List organisations with their settings')
     .option('--json', 'print JSON instead of a table')
     .action(async (options: { json?: boolean }) => {
+      const { listOrganizations } = await import('../../modules/organizations/repository.js');
       const organizations = await withDatabase(configFromEnvironment(), (database) =>
         listOrganizations(database.db),
       );
@@ -49,6 +45,9 @@ export function registerOrgs(program: Command): void {
         .makeOptionMandatory(),
     )
     .action(async (slug: string, options: { apiKeys: 'enabled' | 'disabled' }) => {
+      const { findOrganizationBySlug, setApiKeysEnabled } = await import(
+        '../../modules/organizations/repository.js'
+      );
       await withDatabase(configFromEnvironment(), async ({ db }) => {
         const organization = await findOrganizationBySlug(db, slug);
         if (!organization) throw new CliError(`No organisation with slug "${slug}"`);

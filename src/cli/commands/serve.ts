@@ -1,6 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { DEMO_ORGANIZATION } from '../../demo/data-set.js';
-import { closeOnSignals, startServer } from '../../server.js';
+import { DEMO_ORGANIZATION } from '../../demo/organization.js';
 import { configFromEnvironment } from '../context.js';
 
 function port(value: string): string {
@@ -24,6 +23,7 @@ export function registerServe(program: Command): void {
     .option('--demo', `load the demo data set into a new database and print a key for it`)
     .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
       const config = configFromEnvironment({ PORT: options.port, HOST: options.host });
+      const { closeOnSignals, startServer } = await import('../../server.js');
       const { app, url, metricsUrl, demoKey } = await startServer(config, {
         demo: options.demo === true,
       });

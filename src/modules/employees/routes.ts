@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
 import { errorResponses, READ_METHODS } from '../../http/schemas.js';
-import { resolvePageRequest, toPage } from '../../pagination/page.js';
+import { resolvePageRequest } from '../../pagination/page.js';
 import { organizationOf } from '../../plugins/authentication.js';
 import { findMeritCycleRow } from '../merit-cycles/repository.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
-import { afterEmployee, listEmployeeRows } from './repository.js';
+import { readEmployeePage } from './repository.js';
 import {
   EmployeeAfter,
   EmployeeFilters,
@@ -51,12 +51,17 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
         filtersSchema: EmployeeFilters,
         afterSchema: EmployeeAfter,
       });
-      const rows = await listEmployeeRows(app.db, organizationId, meritCycleId, page);
-      const { rows: pageRows, last } = toPage(rows, page.limit);
-      const nextCursor = last ? app.cursors.encode(scope, page.filters, afterEmployee(last)) : null;
+      const { bodies, after } = await readEmployeePage(
+        app.db,
+        app.dialect,
+        organizationId,
+        meritCycleId,
+        page,
+      );
+      const nextCursor = after ? app.cursors.encode(scope, page.filters, after) : null;
       // The rows hold each employee's JSON text already: the page is their concatenation.
       // A string with a JSON content type is sent as it is, without serialization.
-      const json = `{"data":[${pageRows.map((row) => row.body).join(',')}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+      const json = `{"data":[${bodies}],"nextCursor":${JSON.stringify(nextCursor)}}`;
       return reply.type('application/json; charset=utf-8').send(json as never);
     },
   });

@@ -37,6 +37,15 @@ export async function findOrganizationBySlug(
   return row && toOrganization(row);
 }
 
+export async function findOrganizationById(db: Db, id: string): Promise<Organization | undefined> {
+  const row = await db
+    .selectFrom('organizations')
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && toOrganization(row);
+}
+
 /** Settings → Roles & Permissions: may administrators generate API keys? */
 export async function setApiKeysEnabled(db: Db, organizationId: string, enabled: boolean) {
   await db

@@ -1,0 +1,38 @@
+// The Node ceiling of the API benchmark: a bare node:http server that answers each
+// benchmarked URL with the exact bytes compplan sent for it (status, headers but Date,
+// body), doing no other work. bench/run.ts captures those answers from the real server,
+// writes them to the file named by argv[2], and spawns
+// `node --import tsx bench/ceiling.ts FILE PORT`.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+export interface CapturedResponse {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  /** base64 */
+  body: string;
+}
+
+const [file, port] = process.argv.slice(2);
+const captured = JSON.parse(readFileSync(file ?? '', 'utf8')) as CapturedResponse[];
+const answers = new Map(
+  captured.map((response) => [
+    response.url,
+    { ...response, bytes: Buffer.from(response.body, 'base64') },
+  ]),
+);
+
+const server = createServer((request, response) => {
+  const answer = answers.get(request.url ?? '');
+  if (!answer) {
+    response.writeHead(404).end();
+    return;
+  }
+  response.writeHead(answer.status, answer.headers);
+  response.end(answer.bytes);
+});
+// As compplan's server: keep-alive sockets stay open for the run.
+server.keepAliveTimeout = 72_000;
+server.listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));
+process.once('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,610 @@
+// npm run bench — the API benchmark (docs/benchmarks.md); not part of npm test.
+//
+//   npm run bench                                   # SQLite and PostgreSQL, 3 runs of 3 s
+//   npm run bench -- --databases sqlite --runs 5 --duration 5
+//   npm run bench -- --help
+//
+// For each database:
+// 1. The data set of `npm run bench:data` (1,000,000 employees in 200 cycles over 20
+//    organisations, plus a cycle of 500,000): SQLite from --sqlite (loaded first when it
+//    has no data), PostgreSQL in a throwaway cluster (test/helpers/services/postgres.ts)
+//    loaded by bench:data. --employees/--deep size what is loaded.
+// 2. --keys API keys per organisation used, through the key service; every request takes
+//    the next key, so that the per-key quota (10 a second, as in production) never limits.
+// 3. compplan (bench/server.ts: the built app on 127.0.0.1, LOG_LEVEL=warn) in three
+//    modes: the limiter on in process (production with no REDIS_URL), on with a throwaway
+//    redis-server (REDIS_URL), and off (BENCH_LIMITER=off, a switch of bench/server.ts only).
+// 4. The Node ceiling (bench/ceiling.ts): a bare node:http server that answers each URL
+//    with the bytes compplan answered it with (status, headers, body), doing nothing else.
+// 5. autocannon, --connections connections, per scenario and run: compplan, then the
+//    ceiling, interleaved, so that the machine's load (shared, noisy) hits both alike.
+//    Medians over --runs runs. The server's resident memory is sampled throughout.
+// 6. docs/benchmarks.md (the part between its api-bench markers) and docs/benchmarks.svg.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createApiKey } from '../src/modules/api-keys/service.js';
+import { CursorCodec } from '../src/pagination/cursor.js';
+import { startPostgres } from '../test/helpers/services/postgres.js';
+import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
+import { redisAvailable, startRedis } from '../test/helpers/services/redis.js';
+import type { CapturedResponse } from './ceiling.js';
+import { DEEP_CYCLE, DEEP_ORGANIZATION, organizationSlug } from './data.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const LIST = '/v1/compensationPlanning/meritCycles';
+const FIRST_CYCLE = 'mc_00000001-0000-4000-8000-000000000001';
+const DEEP_PAGES = 50; // distinct pages around page 5,000: a walk, not one cached page
+
+const { values: args } = parseArgs({
+  options: {
+    databases: { type: 'string', default: 'sqlite,postgres' },
+    runs: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+    keys: { type: 'string', default: '3000' },
+    sqlite: { type: 'string', default: join(ROOT, 'data', 'bench.db') },
+    employees: { type: 'string', default: '1000000' },
+    deep: { type: 'string', default: '500000' },
+    'deep-page': { type: 'string', default: '5000' },
+    out: { type: 'string', default: join(ROOT, 'docs', 'benchmarks.md') },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (args.help) {
+  process.stdout.write(
+    readFileSync(fileURLToPath(import.meta.url), 'utf8').split('import ')[0] ?? '',
+  );
+  process.exit(0);
+}
+const RUNS = Number(args.runs);
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const DEEP_PAGE = Number(args['deep-page']);
+
+type Mode = 'limiter on' | 'limiter on (Redis)' | 'limiter off';
+interface Scenario {
+  name: string;
+  org: 'first' | 'deep';
+  paths: string[];
+  /** Limiter modes measured: every scenario with the limiter on; the cost on a few. */
+  modes: Mode[];
+}
+interface Measure {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+interface Row {
+  database: string;
+  scenario: string;
+  mode: Mode;
+  runs: Measure[];
+  ceiling: Measure[];
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+
+function log(message: string) {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+function node(script: string, scriptArgs: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...scriptArgs], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+async function started(child: ChildProcess, what: string): Promise<ChildProcess> {
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  await waitFor(async () => output.includes('listening'), 30_000, what);
+  return child;
+}
+
+async function runToEnd(child: ChildProcess, what: string) {
+  child.stdout?.pipe(process.stderr);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`${what} exited with ${code}`);
+}
+
+function rssMiB(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+async function hasBenchData(database: DatabaseHandle): Promise<boolean> {
+  const row = await database.db
+    .selectFrom('organizations')
+    .select('id')
+    .where('slug', '=', DEEP_ORGANIZATION)
+    .executeTakeFirst()
+    .catch(() => undefined);
+  return row !== undefined;
+}
+
+async function prepare(databaseUrl: string) {
+  const database = openDatabase(
+    databaseUrl.startsWith('sqlite:')
+      ? { dialect: 'sqlite', path: databaseUrl.slice('sqlite:'.length) }
+      : { dialect: 'postgres', url: databaseUrl },
+  );
+  await migrateToLatest(database);
+  if (!(await hasBenchData(database))) {
+    log(`loading the data set into ${databaseUrl.split(':')[0]} (npm run bench:data)…`);
+    const loadStarted = performance.now();
+    await runToEnd(
+      node(
+        'bench/data.ts',
+        ['--employees', args.employees, '--deep', args.deep, '--database', databaseUrl],
+        {},
+      ),
+      'bench:data',
+    );
+    log(`loaded in ${((performance.now() - loadStarted) / 1000).toFixed(0)} s`);
+  }
+  const orgs = { first: organizationSlug(0), deep: DEEP_ORGANIZATION };
+  const keys = { first: [] as string[], deep: [] as string[] };
+  for (const which of ['first', 'deep'] as const) {
+    for (let i = 0; i < Number(args.keys); i++) {
+      keys[which].push(
+        (await createApiKey(database.db, { org: orgs[which], name: `bench ${i}` })).key,
+      );
+    }
+  }
+  // Cursors of pages DEEP_PAGE - DEEP_PAGES + 1 … DEEP_PAGE of the deep cycle (page 5,000
+  // of 500,000 employees is its last), as the server issues them: the sort key of the last
+  // employee of the page before, signed.
+  const secret = await database.db
+    .selectFrom('server_secrets')
+    .select('value')
+    .where('name', '=', 'cursor-signing-key')
+    .executeTakeFirstOrThrow();
+  const codec = new CursorCodec(Buffer.from(secret.value, 'base64url'));
+  const deepOrg = await database.db
+    .selectFrom('organizations')
+    .select('id')
+    .where('slug', '=', DEEP_ORGANIZATION)
+    .executeTakeFirstOrThrow();
+  const offset = (DEEP_PAGE - DEEP_PAGES) * 100 - 1;
+  const rows = await sql<{ id: string; last_name: string; first_name: string }>`
+    select id, last_name, first_name from merit_cycle_employees
+    where organization_id = ${deepOrg.id} and merit_cycle_id = ${DEEP_CYCLE}
+    order by last_name, first_name, id limit ${DEEP_PAGES * 100} offset ${offset}`.execute(
+    database.db,
+  );
+  const deepPaths = rows.rows
+    .filter((_, index) => index % 100 === 0)
+    .map((row) => {
+      const cursor = codec.encode(
+        { endpoint: 'employees', organizationId: deepOrg.id, meritCycleId: DEEP_CYCLE },
+        {},
+        [row.last_name, row.first_name, row.id],
+      );
+      return `${LIST}/${DEEP_CYCLE}/employees?limit=100&nextCursor=${cursor}`;
+    });
+  if (deepPaths.length < DEEP_PAGES)
+    throw new Error(`the deep cycle has fewer than ${DEEP_PAGE} pages of 100`);
+  await database.db.destroy();
+  return { keys, deepPaths };
+}
+
+function scenarios(deepPaths: string[]): Scenario[] {
+  const all: Mode[] = ['limiter on', 'limiter on (Redis)', 'limiter off'];
+  return [
+    { name: 'ping', org: 'first', paths: ['/ping'], modes: all },
+    {
+      name: 'get one cycle',
+      org: 'first',
+      paths: [`${LIST}/${FIRST_CYCLE}`],
+      modes: ['limiter on'],
+    },
+    { name: 'list cycles', org: 'first', paths: [LIST], modes: ['limiter on'] },
+    {
+      name: 'employees page 1 (limit 100)',
+      org: 'first',
+      paths: [`${LIST}/${FIRST_CYCLE}/employees?limit=100`],
+      modes: all,
+    },
+    {
+      name: `deep employees page (pages ${(DEEP_PAGE - DEEP_PAGES + 1).toLocaleString('en')}–${DEEP_PAGE.toLocaleString('en')}, limit 100)`,
+      org: 'deep',
+      paths: deepPaths,
+      modes: ['limiter on'],
+    },
+    {
+      name: 'exchange rates',
+      org: 'first',
+      paths: [`${LIST}/${FIRST_CYCLE}/exchangeRates`],
+      modes: ['limiter on'],
+    },
+  ];
+}
+
+async function load(
+  url: string,
+  paths: string[],
+  keys: string[],
+  seconds: number,
+): Promise<Measure> {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        setupRequest: (request) => {
+          i++;
+          request.path = paths[i % paths.length] ?? '/';
+          request.headers = { 'x-api-key': keys[i % keys.length] ?? '' };
+          return request;
+        },
+      },
+    ],
+  });
+  const r = result as unknown as { requests: { average: number }; non2xx: number };
+  return {
+    rps: r.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: r.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+async function capture(base: string, paths: string[], keys: string[]): Promise<CapturedResponse[]> {
+  const out: CapturedResponse[] = [];
+  for (const [index, url] of paths.entries()) {
+    const key = keys[index % keys.length] ?? '';
+    const response = await fetch(`${base}${url}`, { headers: { 'x-api-key': key } });
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name))
+        headers[name] = value;
+    });
+    const body = Buffer.from(await response.arrayBuffer());
+    headers['content-length'] = String(body.length);
+    out.push({ url, status: response.status, headers, body: body.toString('base64') });
+  }
+  return out;
+}
+
+async function benchDatabase(label: string, databaseUrl: string, redisUrl: string | undefined) {
+  const { keys, deepPaths } = await prepare(databaseUrl);
+  const list = scenarios(deepPaths);
+  const modes: Mode[] = redisUrl
+    ? ['limiter on', 'limiter on (Redis)', 'limiter off']
+    : ['limiter on', 'limiter off'];
+  const servers = new Map<Mode, { child: ChildProcess; url: string; peakRss: number }>();
+  const work = mkdtempSync(join(tmpdir(), 'compplan-bench-'));
+  let ceiling: ChildProcess | undefined;
+  try {
+    for (const mode of modes) {
+      const port = await freePort();
+      const env: Record<string, string> = {
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PER_SECOND: '10',
+        ...(mode === 'limiter off' ? { BENCH_LIMITER: 'off' } : {}),
+        ...(mode === 'limiter on (Redis)' && redisUrl ? { REDIS_URL: redisUrl } : {}),
+      };
+      const child = await started(node('bench/server.ts', [], env), `compplan (${mode})`);
+      servers.set(mode, { child, url: `http://127.0.0.1:${port}`, peakRss: 0 });
+    }
+    const onServer = servers.get('limiter on');
+    if (!onServer) throw new Error('no limiter-on server');
+    // The ceiling answers with exactly what compplan answered.
+    const captured: CapturedResponse[] = [];
+    for (const scenario of list) {
+      captured.push(...(await capture(onServer.url, scenario.paths, keys[scenario.org])));
+    }
+    for (const response of captured) {
+      if (response.status !== 200) throw new Error(`${response.url} answered ${response.status}`);
+    }
+    const capturedFile = join(work, 'captured.json');
+    writeFileSync(capturedFile, JSON.stringify(captured));
+    const ceilingPort = await freePort();
+    ceiling = await started(
+      node('bench/ceiling.ts', [capturedFile, String(ceilingPort)], {}),
+      'ceiling',
+    );
+    const ceilingUrl = `http://127.0.0.1:${ceilingPort}`;
+
+    // Memory sampled through the whole run.
+    const sampler = setInterval(() => {
+      for (const server of servers.values())
+        server.peakRss = Math.max(server.peakRss, rssMiB(server.child.pid));
+    }, 250);
+    const rows: Row[] = [];
+    try {
+      log(`${label}: warm-up`);
+      for (const scenario of list) {
+        for (const mode of scenario.modes) {
+          const server = servers.get(mode);
+          if (server) await load(server.url, scenario.paths, keys[scenario.org], 1);
+        }
+        await load(ceilingUrl, scenario.paths, keys[scenario.org], 1);
+      }
+      for (const scenario of list) {
+        for (const mode of scenario.modes) {
+          if (servers.has(mode))
+            rows.push({ database: label, scenario: scenario.name, mode, runs: [], ceiling: [] });
+        }
+      }
+      for (let run = 1; run <= RUNS; run++) {
+        for (const scenario of list) {
+          for (const row of rows.filter((r) => r.scenario === scenario.name)) {
+            const server = servers.get(row.mode);
+            if (!server) continue;
+            row.runs.push(await load(server.url, scenario.paths, keys[scenario.org], DURATION));
+            row.ceiling.push(await load(ceilingUrl, scenario.paths, keys[scenario.org], DURATION));
+            const last = row.runs.at(-1);
+            log(
+              `${label} run ${run}/${RUNS} ${scenario.name} [${row.mode}]: ${last?.rps.toFixed(0)} req/s, p99 ${last?.p99} ms; ceiling ${row.ceiling.at(-1)?.rps.toFixed(0)} req/s`,
+            );
+          }
+        }
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    const peakRss = Object.fromEntries(
+      [...servers].map(([mode, server]) => [mode, server.peakRss]),
+    ) as Record<Mode, number>;
+    return { rows, peakRss };
+  } finally {
+    if (ceiling) await stopProcess(ceiling);
+    for (const server of servers.values()) await stopProcess(server.child);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+interface Summary {
+  database: string;
+  scenario: string;
+  mode: Mode;
+  rps: number;
+  p50: number;
+  p99: number;
+  ceilingRps: number;
+  ratio: number;
+  failures: number;
+}
+
+function summarize(rows: Row[]): Summary[] {
+  return rows.map((row) => {
+    const rps = median(row.runs.map((m) => m.rps));
+    const ceilingRps = median(row.ceiling.map((m) => m.rps));
+    return {
+      database: row.database,
+      scenario: row.scenario,
+      mode: row.mode,
+      rps,
+      p50: median(row.runs.map((m) => m.p50)),
+      p99: median(row.runs.map((m) => m.p99)),
+      ceilingRps,
+      ratio: median(row.runs.map((m, i) => m.rps / (row.ceiling[i]?.rps ?? 1))),
+      failures: row.runs.reduce((sum, m) => sum + m.non2xx + m.errors, 0),
+    };
+  });
+}
+
+function chart(summaries: Summary[]): string {
+  const bars = summaries.filter((s) => s.mode === 'limiter on');
+  const barHeight = 18;
+  const gap = 6;
+  const left = 330;
+  const width = 760;
+  const scale = (width - left - 60) / 1;
+  const height = 50 + bars.length * (barHeight + gap) + 30;
+  const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="10" y="20" font-size="14" font-weight="bold">compplan req/s as a share of the Node ceiling (limiter on, medians)</text>`,
+  ];
+  bars.forEach((bar, index) => {
+    const y = 40 + index * (barHeight + gap);
+    const w = Math.max(1, Math.min(1, bar.ratio) * scale);
+    const fill = bar.database === 'SQLite' ? '#4C78A8' : '#F58518';
+    parts.push(
+      `<text x="${left - 8}" y="${y + 13}" text-anchor="end">${xml(`${bar.database}: ${bar.scenario}`)}</text>`,
+    );
+    parts.push(
+      `<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${barHeight}" fill="${fill}"/>`,
+    );
+    parts.push(
+      `<text x="${(left + w + 4).toFixed(1)}" y="${y + 13}">${(bar.ratio * 100).toFixed(0)} %</text>`,
+    );
+  });
+  const target = left + 0.4 * scale;
+  const bottom = 40 + bars.length * (barHeight + gap);
+  parts.push(
+    `<line x1="${target}" y1="34" x2="${target}" y2="${bottom}" stroke="#d62728" stroke-dasharray="4 3"/>`,
+  );
+  parts.push(
+    `<text x="${target + 4}" y="${bottom + 16}" fill="#d62728">40 % target (employees page)</text>`,
+  );
+  parts.push(`<line x1="${left}" y1="34" x2="${left}" y2="${bottom}" stroke="#333"/>`);
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+function report(
+  summaries: Summary[],
+  peakRss: Record<string, Record<Mode, number>>,
+  machine: string,
+  took: number,
+) {
+  const fmt = (n: number) => n.toLocaleString('en', { maximumFractionDigits: 0 });
+  const ms = (n: number) => n.toFixed(n < 10 ? 1 : 0);
+  const lines: string[] = [];
+  lines.push(
+    '| Database | Scenario | Limiter | req/s | p50 ms | p99 ms | Ceiling req/s | Ratio | Non-2xx/errors |',
+  );
+  lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|');
+  for (const s of summaries) {
+    lines.push(
+      `| ${s.database} | ${s.scenario} | ${s.mode} | ${fmt(s.rps)} | ${ms(s.p50)} | ${ms(s.p99)} | ${fmt(s.ceilingRps)} | ${(s.ratio * 100).toFixed(0)} % | ${s.failures} |`,
+    );
+  }
+  const targets: string[] = ['| Target | Database | Measured | Met |', '|---|---|---|---|'];
+  const find = (database: string, prefix: string, mode: Mode) =>
+    summaries.find(
+      (s) => s.database === database && s.scenario.startsWith(prefix) && s.mode === mode,
+    );
+  const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
+  for (const database of [...new Set(summaries.map((s) => s.database))]) {
+    const page = find(database, 'employees page 1', 'limiter on');
+    const deep = find(database, 'deep', 'limiter on');
+    if (page)
+      targets.push(
+        `| Employees page of 100 ≥ 40 % of the ceiling's req/s | ${database} | ${(page.ratio * 100).toFixed(0)} % | ${yes(page.ratio >= 0.4)} |`,
+      );
+    if (page && deep)
+      targets.push(
+        `| Deep page p99 ≤ 1.2 × page-1 p99 | ${database} | ${ms(deep.p99)} ms vs ${ms(page.p99)} ms (${(deep.p99 / page.p99).toFixed(2)}×) | ${yes(deep.p99 <= 1.2 * page.p99)} |`,
+      );
+    for (const scenario of ['ping', 'employees page 1']) {
+      const on = find(database, scenario, 'limiter on');
+      const off = find(database, scenario, 'limiter off');
+      const redis = find(database, scenario, 'limiter on (Redis)');
+      if (on && off) {
+        const cost = 1 - on.rps / off.rps;
+        targets.push(
+          `| Limiter cost in process ≤ 10 % (${scenario}) | ${database} | ${(cost * 100).toFixed(1)} % (${fmt(on.rps)} vs ${fmt(off.rps)} req/s) | ${yes(cost <= 0.1)} |`,
+        );
+      }
+      if (redis && off) {
+        const cost = 1 - redis.rps / off.rps;
+        targets.push(
+          `| Limiter cost with Redis ≤ 20 % (${scenario}) | ${database} | ${(cost * 100).toFixed(1)} % (${fmt(redis.rps)} vs ${fmt(off.rps)} req/s) | ${yes(cost <= 0.2)} |`,
+        );
+      }
+    }
+    const worst = summaries
+      .filter((s) => s.database === database && s.mode === 'limiter on')
+      .sort((a, b) => b.p99 - a.p99)[0];
+    if (worst)
+      targets.push(
+        `| p99 ≤ 20 ms at ${CONNECTIONS} connections (every scenario, limiter on) | ${database} | worst ${ms(worst.p99)} ms (${worst.scenario}) | ${yes(worst.p99 <= 20)} |`,
+      );
+    const rss = Math.max(...Object.values(peakRss[database] ?? {}));
+    targets.push(
+      `| Server RSS under load ≤ 200 MB | ${database} | peak ${rss.toFixed(0)} MiB (${Object.entries(
+        peakRss[database] ?? {},
+      )
+        .map(([mode, value]) => `${mode} ${value.toFixed(0)}`)
+        .join(', ')}) | ${yes(rss * 1.048576 <= 200)} |`,
+    );
+  }
+  return [
+    `Generated by \`npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\` (bench/run.ts) in ${Math.round(took / 60)} minutes.`,
+    '',
+    `Machine: ${machine}.`,
+    '',
+    '### Targets',
+    '',
+    ...targets,
+    '',
+    '### Every scenario',
+    '',
+    `Medians of ${RUNS} runs of ${DURATION} s, ${CONNECTIONS} connections, each compplan run followed at once by a ceiling run of the same scenario (ratio: the median of the per-run ratios). Non-2xx must be 0: any 429 would mean the quota, not the server, was measured.`,
+    '',
+    ...lines,
+    '',
+    '![req/s as a share of the Node ceiling](benchmarks.svg)',
+  ].join('\n');
+}
+
+function writeReport(section: string) {
+  const start =
+    '<!-- api-bench:start (generated by npm run bench; edits between these markers are overwritten) -->';
+  const end = '<!-- api-bench:end -->';
+  const file = args.out;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\n## API\n\n';
+  const from = current.indexOf('<!-- api-bench:start');
+  const to = current.indexOf(end);
+  const block = `${start}\n${section}\n${end}`;
+  const next =
+    from >= 0 && to > from
+      ? `${current.slice(0, from)}${block}${current.slice(to + end.length)}`
+      : `${current.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+}
+
+async function main() {
+  const began = performance.now();
+  const load1 = loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+  const databases = args.databases.split(',');
+  const redis = (await redisAvailable()) ? await startRedis() : undefined;
+  if (!redis) log('redis-server not found: the Redis mode is skipped');
+  const rows: Row[] = [];
+  const peakRss: Record<string, Record<Mode, number>> = {};
+  try {
+    for (const database of databases) {
+      if (database === 'sqlite') {
+        const result = await benchDatabase('SQLite', `sqlite:${args.sqlite}`, redis?.url);
+        rows.push(...result.rows);
+        peakRss.SQLite = result.peakRss;
+      } else if (database === 'postgres') {
+        const cluster = await startPostgres();
+        try {
+          const result = await benchDatabase('PostgreSQL', cluster.url, redis?.url);
+          rows.push(...result.rows);
+          peakRss.PostgreSQL = result.peakRss;
+        } finally {
+          await cluster.destroy();
+        }
+      } else throw new Error(`unknown database ${database}`);
+    }
+  } finally {
+    await redis?.stop();
+  }
+  const load2 = loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+  const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${load1} at the start and ${load2} at the end (shared with other work: hence medians and interleaving)`;
+  const summaries = summarize(rows);
+  const section = report(summaries, peakRss, machine, (performance.now() - began) / 1000);
+  writeReport(section);
+  writeFileSync(join(args.out, '..', 'benchmarks.svg'), chart(summaries));
+  writeFileSync(
+    join(tmpdir(), 'compplan-bench-results.json'),
+    JSON.stringify({ rows, peakRss }, null, 2),
+  );
+  process.stdout.write(`${section}\n`);
+}
+
+await main();
+await sleep(0);

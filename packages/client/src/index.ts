@@ -1,0 +1,29 @@
+// @compplan/client: a typed client for the compplan Compensation Planning External API.
+export {
+  type ClientOptions,
+  CompplanClient,
+  createClient,
+  type ExchangeRates,
+  List,
+  type ListOptions,
+  type MeritCycle,
+  type MeritCycleEmployee,
+  type MeritCycleFilters,
+  type MeritCycleStatus,
+  type Page,
+  type Pong,
+} from './client.js';
+export {
+  AuthenticationError,
+  CompplanError,
+  ConnectionError,
+  InvalidRequestError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+  type ValidationErrorItem,
+} from './errors.js';
+export type { components, operations, paths } from './generated/openapi.js';
+export type { RequestOptions } from './transport.js';

@@ -1,0 +1,216 @@
+// `compplan export`: merit cycles, a cycle's employees or its exchange rates, from any
+// compplan server (--base-url, --key or COMPPLAN_API_KEY), to CSV, NDJSON or JSON. A thin
+// layer over @compplan/client and src/export; see docs/export.md.
+import { extname } from 'node:path';
+import { CompplanClient, CompplanError } from '@compplan/client';
+import { type Command, Option } from 'commander';
+import {
+  EXPORT_FORMATS,
+  EXPORT_KINDS,
+  ExportError,
+  type ExportFormat,
+  type ExportKind,
+  type ExportProgress,
+  type ExportRequest,
+  runExport,
+} from '../../export/export.js';
+import { MERIT_CYCLE_STATUSES, type MeritCycleStatus } from '../../modules/merit-cycles/schema.js';
+import { CliError, EXIT_USAGE } from '../context.js';
+
+export const DEFAULT_BASE_URL = 'http://localhost:3000';
+// The largest page the API serves: the fewest requests, so the fastest export within the
+// rate limit.
+const DEFAULT_PAGE_SIZE = 100;
+const EXIT_INTERRUPTED = 130;
+
+interface ExportCommandOptions {
+  cycle?: string;
+  format?: ExportFormat;
+  output?: string;
+  baseUrl?: string;
+  key?: string;
+  status?: MeritCycleStatus;
+  gt?: string;
+  gte?: string;
+  lt?: string;
+  lte?: string;
+  pageSize: string;
+  max?: string;
+  resume?: boolean;
+  force?: boolean;
+  bom: boolean;
+  progress?: boolean;
+}
+
+function wholeNumber(name: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new CliError(
+      `${name} must be a whole number from ${min} to ${max}, got "${text}"`,
+      EXIT_USAGE,
+    );
+  }
+  return Number(text);
+}
+
+function formatOf(options: ExportCommandOptions): ExportFormat {
+  if (options.format) return options.format;
+  const extension = options.output ? extname(options.output).slice(1).toLowerCase() : '';
+  return (EXPORT_FORMATS as readonly string[]).includes(extension)
+    ? (extension as ExportFormat)
+    : 'csv';
+}
+
+/** A one-line progress display on a terminal, redrawn in place; nothing otherwise. */
+function progressLine(kind: ExportKind, stream: NodeJS.WriteStream) {
+  const started = Date.now();
+  const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+  let frame = 0;
+  return (progress: ExportProgress) => {
+    const seconds = (Date.now() - started) / 1000;
+    const rate = seconds > 0 ? (progress.pages / seconds).toFixed(1) : '0.0';
+    const icon = progress.done ? '✔' : frames[frame++ % frames.length];
+    const clock = `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
+    stream.write(
+      `\r\u001b[K${icon} ${kind}: ${progress.rows.toLocaleString('en')} rows, ${progress.pages} pages, ${rate} pages/s, ${clock}${progress.done ? '\n' : ''}`,
+    );
+  };
+}
+
+/** SDK errors as one line for the person at the terminal. */
+function describeFailure(error: unknown, baseUrl: string): string | undefined {
+  if (!(error instanceof CompplanError)) return undefined;
+  const hints: Record<string, string> = {
+    AuthenticationError: ' (check --key or COMPPLAN_API_KEY)',
+    NotFoundError: ' (check --cycle)',
+    ConnectionError: ` (is ${baseUrl} the right --base-url?)`,
+    TimeoutError: ` (is ${baseUrl} the right --base-url?)`,
+  };
+  return `${error.message}${hints[error.name] ?? ''}`;
+}
+
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description(
+      "Export merit cycles, a merit cycle's employees or its exchange rates to CSV, NDJSON or JSON",
+    )
+    .addArgument(
+      program
+        .createArgument('<what>', 'what to export')
+        .choices(EXPORT_KINDS as unknown as string[]),
+    )
+    .option('--cycle <id>', 'the merit cycle (for employees and exchange-rates)')
+    .addOption(
+      new Option(
+        '--format <format>',
+        'output format (default: from the --output extension, else csv)',
+      ).choices(EXPORT_FORMATS as unknown as string[]),
+    )
+    .option('-o, --output <file>', 'write to this file (resumable); standard output when absent')
+    .option(
+      '--base-url <url>',
+      `the compplan server (default: COMPPLAN_BASE_URL or ${DEFAULT_BASE_URL})`,
+    )
+    .option('--key <key>', 'the API key (default: COMPPLAN_API_KEY)')
+    .addOption(
+      new Option('--status <status>', 'merit-cycles: only this status').choices(
+        MERIT_CYCLE_STATUSES as unknown as string[],
+      ),
+    )
+    .option('--gt <date>', 'merit-cycles: starting after this date (YYYY-MM-DD)')
+    .option('--gte <date>', 'merit-cycles: starting on or after this date')
+    .option('--lt <date>', 'merit-cycles: starting before this date')
+    .option('--lte <date>', 'merit-cycles: starting on or before this date')
+    .option('--page-size <n>', 'items per request, 1–100', String(DEFAULT_PAGE_SIZE))
+    .option('--max <n>', 'stop after this many rows')
+    .option('--resume', 'continue an interrupted export to --output where it stopped')
+    .option('--force', 'overwrite --output, even an unfinished export')
+    .option('--no-bom', 'CSV: no UTF-8 byte order mark (spreadsheets need it to read UTF-8)')
+    .option('--progress', 'show progress on standard error (default: only on a terminal)')
+    .option('--no-progress', 'never show progress')
+    .action(async (what: ExportKind, options: ExportCommandOptions) => {
+      const baseUrl = options.baseUrl ?? process.env.COMPPLAN_BASE_URL ?? DEFAULT_BASE_URL;
+      const apiKey = options.key ?? process.env.COMPPLAN_API_KEY;
+      if (!apiKey)
+        throw new CliError('an API key is needed: --key KEY or COMPPLAN_API_KEY', EXIT_USAGE);
+      if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+        throw new CliError(`--base-url must be an http(s) URL, got "${baseUrl}"`, EXIT_USAGE);
+      }
+      if (what !== 'merit-cycles' && !options.cycle) {
+        throw new CliError(`exporting ${what} needs --cycle ID`, EXIT_USAGE);
+      }
+      if (options.resume && !options.output) {
+        throw new CliError(
+          '--resume needs --output FILE: only a file export can be resumed',
+          EXIT_USAGE,
+        );
+      }
+      const filters = Object.fromEntries(
+        (['status', 'gt', 'gte', 'lt', 'lte'] as const)
+          .filter((name) => options[name] !== undefined)
+          .map((name) => [name, options[name]]),
+      );
+      if (what !== 'merit-cycles' && Object.keys(filters).length > 0) {
+        throw new CliError(
+          '--status, --gt, --gte, --lt and --lte filter merit-cycles only',
+          EXIT_USAGE,
+        );
+      }
+      const request: ExportRequest = {
+        kind: what,
+        format: formatOf(options),
+        ...(options.cycle ? { cycle: options.cycle } : {}),
+        ...(what === 'merit-cycles' ? { filters } : {}),
+        pageSize: wholeNumber('--page-size', options.pageSize, 1, 100),
+        ...(options.max
+          ? { max: wholeNumber('--max', options.max, 0, Number.MAX_SAFE_INTEGER) }
+          : {}),
+        bom: options.bom,
+      };
+      const showProgress = options.progress ?? process.stderr.isTTY === true;
+      const controller = new AbortController();
+      const interrupt = () => controller.abort(new Error('interrupted'));
+      process.once('SIGINT', interrupt);
+      process.once('SIGTERM', interrupt);
+      let latest: ExportProgress = { rows: 0, pages: 0, done: false };
+      const draw = showProgress ? progressLine(what, process.stderr) : undefined;
+      try {
+        await runExport(new CompplanClient({ baseUrl, apiKey }), request, {
+          ...(options.output ? { output: options.output } : {}),
+          resume: options.resume === true,
+          force: options.force === true,
+          signal: controller.signal,
+          onProgress: (progress) => {
+            latest = progress;
+            draw?.(progress);
+          },
+        });
+      } catch (error) {
+        if (controller.signal.aborted) {
+          if (showProgress) process.stderr.write('\n');
+          const how = options.output
+            ? `run the same command with --resume to continue ${options.output}`
+            : 'standard output cannot be resumed; use --output FILE for that';
+          throw new CliError(
+            `export interrupted after ${latest.rows} rows; ${how}`,
+            EXIT_INTERRUPTED,
+          );
+        }
+        // The reader of standard output has all it wanted (e.g. `| head`): not a failure.
+        if ((error as NodeJS.ErrnoException).code === 'EPIPE') return;
+        if (error instanceof ExportError) throw new CliError(error.message);
+        const described = describeFailure(error, baseUrl);
+        if (described) {
+          const resumable =
+            options.output && latest.pages > 0
+              ? `; run the same command with --resume to continue ${options.output}`
+              : '';
+          throw new CliError(`${described}${resumable}`);
+        }
+        throw error;
+      } finally {
+        process.off('SIGINT', interrupt);
+        process.off('SIGTERM', interrupt);
+      }
+    });
+}

@@ -1,0 +1,47 @@
+// `compplan import FILE.csv --org SLUG --cycle ID`: a merit cycle's employees from CSV,
+// loaded as the JSON import loads a data set (same validation, one transaction).
+import type { DatabaseHandle } from '../../db/connect.js';
+import { toIso } from '../../db/values.js';
+import { csvImportError, employeesFromCsv } from '../../import/csv.js';
+import { ImportError } from '../../import/errors.js';
+import { type ImportSummary, importDataSet } from '../../import/load.js';
+import { parseDataSet } from '../../import/parse.js';
+import type { DataSetInput } from '../../import/schema.js';
+import { findMeritCycleRow } from '../../modules/merit-cycles/repository.js';
+import { findOrganizationBySlug } from '../../modules/organizations/repository.js';
+import { CliError } from '../context.js';
+
+export async function importEmployeesCsv(
+  database: DatabaseHandle,
+  text: string,
+  options: { org: string; cycle: string; prune: boolean },
+): Promise<ImportSummary> {
+  const { employees, source } = employeesFromCsv(text);
+  const organization = await findOrganizationBySlug(database.db, options.org);
+  if (!organization) throw new CliError(`no organisation "${options.org}"`);
+  const cycle = await findMeritCycleRow(database.db, organization.id, options.cycle);
+  if (!cycle)
+    throw new CliError(`no merit cycle ${options.cycle} in organisation "${options.org}"`);
+  // The organisation and the cycle as stored: only the employees come from the file.
+  const dataSet: DataSetInput = {
+    organization: { slug: organization.slug, name: organization.name },
+    meritCycles: [
+      {
+        id: cycle.id,
+        name: cycle.name,
+        status: cycle.status as DataSetInput['meritCycles'][number]['status'],
+        startDate: toIso(cycle.start_date),
+        endDate: toIso(cycle.end_date),
+        createdDate: toIso(cycle.created_date),
+        currency: cycle.currency,
+        employees,
+      },
+    ],
+  };
+  try {
+    return await importDataSet(database, parseDataSet(dataSet), { prune: options.prune });
+  } catch (error) {
+    if (error instanceof ImportError) throw csvImportError(error, source);
+    throw error;
+  }
+}

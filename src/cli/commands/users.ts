@@ -1,0 +1,48 @@
+import { type Command, Option } from 'commander';
+import { ROLES, type Role } from '../../modules/users/repository.js';
+import { createUser, UserManagementError } from '../../modules/users/service.js';
+import { CliError, configFromEnvironment, printJson, withDatabase } from '../context.js';
+
+export function registerUsers(program: Command): void {
+  const users = program
+    .command('users')
+    .description('Users of the web application (sign-in, Settings → Connections)');
+
+  users
+    .command('create')
+    .description(
+      'Create a user with a one-time password, printed once; the user chooses their own at first sign-in',
+    )
+    .requiredOption('--org <slug>', 'the organisation the user belongs to')
+    .requiredOption('--email <address>', 'the email the user signs in with')
+    .addOption(
+      new Option('--role <role>', 'owner: also changes Roles & Permissions; admin: Connections')
+        .choices(ROLES)
+        .makeOptionMandatory(),
+    )
+    .option('--json', 'print {"id","org","email","role","oneTimePassword","createdAt"}')
+    .action(async (options: { org: string; email: string; role: Role; json?: boolean }) => {
+      const created = await withDatabase(configFromEnvironment(), async ({ db }) => {
+        try {
+          return await createUser(db, options);
+        } catch (error) {
+          if (error instanceof UserManagementError) throw new CliError(error.message);
+          throw error;
+        }
+      });
+      if (options.json) return printJson(created);
+      const role = created.role === 'owner' ? 'owner' : 'administrator';
+      console.log(
+        [
+          `Created ${role} ${created.email} (${created.id}) for ${created.org}.`,
+          '',
+          'One-time password:',
+          '',
+          `  ${created.oneTimePassword}`,
+          '',
+          'It is shown only this once. Give it to the user: they sign in at /app/sign-in',
+          '(e.g. http://localhost:3000/app/sign-in) and then choose their own password.',
+        ].join('\n'),
+      );
+    });
+}

@@ -1,0 +1,89 @@
+// Prepared statements, kept. Kysely builds each query and its SQLite driver prepares the
+// SQL text on every call (about 15 µs each on these machines, plus the parse); the API
+// runs a handful of distinct SQL texts over and over. This wraps the better-sqlite3
+// handle that Kysely uses so that `prepare` returns the statement already prepared for the
+// same text: Kysely stays the query builder, SQLite parses each hot query once.
+//
+// Bounded (least recently used text goes first), so that queries whose text varies (the
+// import's multi-row inserts) cannot grow it without limit. A statement that is still
+// being iterated (a streamed query) is never handed out twice: a fresh one is prepared.
+import { createHash } from 'node:crypto';
+import type SQLite from 'better-sqlite3';
+import type { PostgresPool, PostgresPoolClient, SqliteDatabase, SqliteStatement } from 'kysely';
+import type pg from 'pg';
+
+const MAX_STATEMENTS = 200;
+
+export function withStatementCache(
+  database: SQLite.Database,
+  max = MAX_STATEMENTS,
+): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => {
+      statements.clear();
+      database.close();
+    },
+    prepare(sql: string): SqliteStatement {
+      const cached = statements.get(sql);
+      if (cached && !cached.busy) {
+        // Most recently used last: Map keeps insertion order.
+        statements.delete(sql);
+        statements.set(sql, cached);
+        return cached as unknown as SqliteStatement;
+      }
+      const statement = database.prepare(sql);
+      if (!cached) {
+        statements.set(sql, statement);
+        if (statements.size > max) {
+          const oldest = statements.keys().next().value;
+          if (oldest !== undefined) statements.delete(oldest);
+        }
+      }
+      return statement as unknown as SqliteStatement;
+    },
+  };
+}
+
+/**
+ * The same for PostgreSQL: node-postgres sends every query unnamed, so the server parses
+ * and plans it each time. A read whose SQL text has been seen is sent as a named prepared
+ * statement instead (the name derived from the text), which each connection prepares
+ * once and then only binds and executes. Only `select` texts, and at most MAX_STATEMENTS
+ * of them: a connection keeps what it prepared for its life, so the set must stay small
+ * (the hot reads of the API are a handful of texts).
+ */
+export function withNamedStatements(pool: pg.Pool, max = MAX_STATEMENTS): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < max && /^\s*select\b/i.test(text)) {
+      name = `compplan_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  // Kysely keeps one connection object per client, found by identity: one wrapper each.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    let wrapper = wrappers.get(client);
+    if (!wrapper) {
+      wrapper = {
+        // biome-ignore lint/suspicious/noExplicitAny: the overloads of PostgresPoolClient.query
+        query: ((text: any, values?: unknown[]) => {
+          const name = typeof text === 'string' ? nameOf(text) : undefined;
+          return name === undefined
+            ? client.query(text, values)
+            : client.query({ name, text, values: values as unknown[] });
+        }) as unknown as PostgresPoolClient['query'],
+        release: () => client.release(),
+      };
+      wrappers.set(client, wrapper);
+    }
+    return wrapper;
+  };
+  return {
+    connect: async () => wrap(await pool.connect()),
+    end: () => pool.end(),
+  };
+}

@@ -1,0 +1,326 @@
+// `compplan export`: pages from the API (through @compplan/client, which paces itself so
+// that a long export meets no 429) to CSV, NDJSON or JSON, one page at a time, so memory
+// stays flat however long the list. Writing to a file keeps a small state file beside it
+// (FILE.export-state.json) that says how many bytes of FILE are complete pages and which
+// cursor comes next; `--resume` cuts FILE back to that point and carries on from there.
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import type { CompplanClient, MeritCycleEmployee, MeritCycleStatus, Page } from '@compplan/client';
+import { csvRow, flattenColumns, orderColumns } from './csv.js';
+
+export const EXPORT_KINDS = ['merit-cycles', 'employees', 'exchange-rates'] as const;
+export type ExportKind = (typeof EXPORT_KINDS)[number];
+export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export interface MeritCycleExportFilters {
+  status?: MeritCycleStatus;
+  gt?: string;
+  gte?: string;
+  lt?: string;
+  lte?: string;
+}
+
+export interface ExportRequest {
+  kind: ExportKind;
+  format: ExportFormat;
+  /** The merit cycle, for employees and exchange rates. */
+  cycle?: string;
+  filters?: MeritCycleExportFilters;
+  /** Items per request, 1–100. */
+  pageSize: number;
+  /** At most this many rows in all. */
+  max?: number;
+  /** UTF-8 byte order mark before CSV, so that spreadsheets read UTF-8 as UTF-8. */
+  bom: boolean;
+}
+
+export interface ExportProgress {
+  rows: number;
+  pages: number;
+  done: boolean;
+}
+
+export class ExportError extends Error {
+  override name = 'ExportError';
+}
+
+type Row = Record<string, unknown>;
+
+/** What the state file remembers between runs. */
+interface ExportState {
+  version: 1;
+  request: ExportRequest;
+  /** Bytes of the output that hold complete pages. */
+  bytes: number;
+  rows: number;
+  pages: number;
+  /** Where the next page starts; undefined before the first page. */
+  nextCursor: string | null | undefined;
+  /** The CSV header, fixed by the first page. */
+  header: string[] | undefined;
+}
+
+const MERIT_CYCLE_COLUMNS = ['id', 'name', 'status', 'startDate', 'endDate', 'createdDate'];
+const EMPLOYEE_COLUMNS = [
+  'id',
+  'email',
+  'firstName',
+  'lastName',
+  'preferredName',
+  'currencyCode.code',
+  'currencyCode.value',
+  'eligibilityStatus',
+];
+/** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
+export const OTHER_COLUMNS = 'columns.other';
+const EXCHANGE_RATE_COLUMNS = ['base', 'currency', 'rate'];
+
+export const stateFileOf = (output: string) => `${output}.export-state.json`;
+
+function flatEmployee(employee: MeritCycleEmployee): Row {
+  return {
+    id: employee.id,
+    email: employee.email,
+    firstName: employee.firstName,
+    lastName: employee.lastName,
+    preferredName: employee.preferredName,
+    'currencyCode.code': employee.currencyCode.code,
+    'currencyCode.value': employee.currencyCode.value,
+    eligibilityStatus: employee.eligibilityStatus,
+    ...flattenColumns(employee.columns),
+  };
+}
+
+/** The pages of what is exported, from `cursor` on (undefined: from the start). */
+async function* pagesOf(
+  client: CompplanClient,
+  request: ExportRequest,
+  cursor: string | undefined,
+  max: number | undefined,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Page<unknown>> {
+  const common = { limit: request.pageSize, max, nextCursor: cursor, signal };
+  if (request.kind === 'merit-cycles') {
+    const { status, ...startDate } = request.filters ?? {};
+    yield* client.meritCycles.list({ ...common, status, startDate }).pages();
+  } else if (request.kind === 'employees') {
+    yield* client.employees.list(request.cycle ?? '', common).pages();
+  } else {
+    const { base, rates } = await client.meritCycles.exchangeRates(request.cycle ?? '', { signal });
+    const rows = Object.entries(rates).map(([currency, rate]) => ({ base, currency, rate }));
+    yield { data: rows.slice(0, max ?? rows.length), nextCursor: null };
+  }
+}
+
+/** The text of one page in the chosen format; the CSV header is fixed by the first page. */
+function render(state: ExportState, items: readonly unknown[]): string {
+  const { format, kind } = state.request;
+  if (format === 'ndjson') return items.map((item) => `${JSON.stringify(item)}\n`).join('');
+  if (format === 'json') {
+    return items
+      .map((item, index) => `${state.rows + index === 0 ? '' : ',\n'}${JSON.stringify(item)}`)
+      .join('');
+  }
+  const rows =
+    kind === 'employees'
+      ? items.map((item) => flatEmployee(item as MeritCycleEmployee))
+      : (items as Row[]);
+  let text = '';
+  if (!state.header) {
+    const base =
+      kind === 'merit-cycles'
+        ? MERIT_CYCLE_COLUMNS
+        : kind === 'employees'
+          ? EMPLOYEE_COLUMNS
+          : EXCHANGE_RATE_COLUMNS;
+    const seen = rows.flatMap((row) => Object.keys(row)).filter((name) => !base.includes(name));
+    state.header = [...base, ...orderColumns(seen)];
+    if (kind === 'employees') state.header.push(OTHER_COLUMNS);
+    text += `${state.request.bom ? '\uFEFF' : ''}${csvRow(state.header)}`;
+  }
+  const header = state.header;
+  for (const row of rows) {
+    const values = header.map((name) => row[name]);
+    if (kind === 'employees') {
+      const known = new Set(header);
+      const others = Object.fromEntries(Object.entries(row).filter(([name]) => !known.has(name)));
+      values[values.length - 1] = Object.keys(others).length > 0 ? others : undefined;
+    }
+    text += csvRow(values);
+  }
+  return text;
+}
+
+const opening = (format: ExportFormat) => (format === 'json' ? '[\n' : '');
+const closing = (format: ExportFormat, rows: number) =>
+  format === 'json' ? `${rows > 0 ? '\n' : ''}]\n` : '';
+
+/** Where the text goes: a file (with its state beside it) or a stream such as stdout. */
+interface Sink {
+  write(text: string, state: ExportState): Promise<void>;
+  finish(state: ExportState): Promise<void>;
+}
+
+function sameRequest(a: ExportRequest, b: ExportRequest): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+async function fileSink(
+  output: string,
+  request: ExportRequest,
+  options: { resume: boolean; force: boolean },
+): Promise<{ sink: Sink; state: ExportState }> {
+  const stateFile = stateFileOf(output);
+  let state: ExportState;
+  let handle: FileHandle;
+  if (options.resume) {
+    if (!existsSync(stateFile)) {
+      throw new ExportError(
+        `nothing to resume: ${stateFile} does not exist (the export of ${output} finished, or never started)`,
+      );
+    }
+    state = JSON.parse(readFileSync(stateFile, 'utf8')) as ExportState;
+    if (!sameRequest(state.request, request)) {
+      throw new ExportError(
+        `${output} was started as a different export (${JSON.stringify(state.request)}); resume it with the same options`,
+      );
+    }
+    handle = await open(output, 'r+');
+    // Whatever follows the last complete page is a page cut short: it is written again.
+    await handle.truncate(state.bytes);
+  } else {
+    if (existsSync(stateFile) && !options.force) {
+      throw new ExportError(
+        `${output} is an unfinished export: add --resume to continue it, or --force to start again`,
+      );
+    }
+    if (existsSync(output) && !options.force) {
+      throw new ExportError(`${output} exists: add --force to overwrite it`);
+    }
+    handle = await open(output, 'w');
+    state = {
+      version: 1,
+      request,
+      bytes: 0,
+      rows: 0,
+      pages: 0,
+      nextCursor: undefined,
+      header: undefined,
+    };
+    const start = opening(request.format);
+    await handle.write(start);
+    state.bytes = Buffer.byteLength(start);
+  }
+  const saveState = (current: ExportState) => {
+    writeFileSync(`${stateFile}.tmp`, JSON.stringify(current));
+    renameSync(`${stateFile}.tmp`, stateFile);
+  };
+  saveState(state);
+  let position = state.bytes;
+  return {
+    state,
+    sink: {
+      async write(text, current) {
+        const buffer = Buffer.from(text, 'utf8');
+        await handle.write(buffer, 0, buffer.length, position);
+        position += buffer.length;
+        current.bytes = position;
+        saveState(current);
+      },
+      async finish(current) {
+        const end = Buffer.from(closing(request.format, current.rows), 'utf8');
+        await handle.write(end, 0, end.length, position);
+        await handle.close();
+        rmSync(stateFile, { force: true });
+      },
+    },
+  };
+}
+
+function streamSink(stream: Writable, request: ExportRequest): { sink: Sink; state: ExportState } {
+  // A reader that stops early (`| head`) closes the pipe: the write callback reports it
+  // (EPIPE), and the stream's 'error' event must not also crash the process.
+  stream.on('error', () => {});
+  const write = (text: string) =>
+    new Promise<void>((resolve, reject) => {
+      stream.write(text, (error) => (error ? reject(error) : resolve()));
+    });
+  const state: ExportState = {
+    version: 1,
+    request,
+    bytes: 0,
+    rows: 0,
+    pages: 0,
+    nextCursor: undefined,
+    header: undefined,
+  };
+  let started = false;
+  return {
+    state,
+    sink: {
+      async write(text) {
+        if (!started) {
+          started = true;
+          await write(opening(request.format));
+        }
+        await write(text);
+      },
+      async finish(current) {
+        if (!started) await write(opening(request.format));
+        await write(closing(request.format, current.rows));
+      },
+    },
+  };
+}
+
+export interface RunExportOptions {
+  /** A file to write (resumable); standard output or another stream when absent. */
+  output?: string;
+  stream?: Writable;
+  resume?: boolean;
+  force?: boolean;
+  onProgress?: (progress: ExportProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** Runs one export to the end (or to `max` rows); returns how many rows it wrote in all. */
+export async function runExport(
+  client: CompplanClient,
+  request: ExportRequest,
+  options: RunExportOptions,
+): Promise<ExportProgress> {
+  const { sink, state } = options.output
+    ? await fileSink(options.output, request, {
+        resume: options.resume === true,
+        force: options.force === true,
+      })
+    : streamSink(options.stream ?? process.stdout, request);
+  const report = (done: boolean) =>
+    options.onProgress?.({ rows: state.rows, pages: state.pages, done });
+  report(false);
+  if (state.nextCursor !== null) {
+    const remaining = request.max === undefined ? undefined : Math.max(0, request.max - state.rows);
+    if (remaining !== 0) {
+      for await (const page of pagesOf(
+        client,
+        request,
+        state.nextCursor,
+        remaining,
+        options.signal,
+      )) {
+        const text = render(state, page.data);
+        state.rows += page.data.length;
+        state.pages += 1;
+        state.nextCursor = page.nextCursor;
+        await sink.write(text, state);
+        report(false);
+      }
+    }
+    state.nextCursor = null;
+  }
+  await sink.finish(state);
+  report(true);
+  return { rows: state.rows, pages: state.pages, done: true };
+}

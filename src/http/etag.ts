@@ -1,0 +1,50 @@
+// ETag and If-None-Match for the API's 200 answers (docs/api-behaviour.md, "Conditional
+// requests"). The tag is a hash of the exact JSON text the response carries, so it changes
+// exactly when the body would, on every instance, with no state: a client that already
+// holds the body gets 304 Not Modified without one, and that answer gives its request back
+// to the key's quota.
+//
+// The tag is weak (W/"…"): the same JSON text is sent identity- or br/gzip-encoded, and a
+// strong tag would have to differ per encoding. If-None-Match compares weakly anyway
+// (RFC 9110 section 13.1.2), so clients see no difference.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** The ETag of a response body: 128 bits of SHA-256 of its text, base64url. */
+export function etagOf(body: string): string {
+  return `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+}
+
+/** RFC 9110 section 13.1.2: `*`, or a list of tags compared weakly (W/ ignored). */
+export function matchesIfNoneMatch(header: string, etag: string): boolean {
+  const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const candidate of header.split(',')) {
+    const tag = candidate.trim();
+    if (tag === '*' || tag === opaque || tag === `W/${opaque}`) return true;
+  }
+  return false;
+}
+
+/**
+ * An onSend hook for the API scope, where every 200 body is JSON text by now (serialized,
+ * or the employees page's stored text) and not yet compressed (compression is a route
+ * hook, which runs after the scope's).
+ */
+export async function conditionalGet(
+  this: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+): Promise<unknown> {
+  if (reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+  const etag = etagOf(payload);
+  reply.header('etag', etag);
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (typeof ifNoneMatch !== 'string' || !matchesIfNoneMatch(ifNoneMatch, etag)) return payload;
+  // Not modified: no body and no body headers; the quota gets this request back.
+  reply.code(304);
+  reply.removeHeader('content-type');
+  reply.removeHeader('content-length');
+  await this.rateLimits.refundKeyQuota(request, reply);
+  return null;
+}

@@ -1,0 +1,111 @@
+// The web application's users: what `compplan users create` and the sign-in pages do.
+import { z } from 'zod';
+import type { Db } from '../../db/connect.js';
+import { newId } from '../../ids.js';
+import { findOrganizationBySlug } from '../organizations/repository.js';
+import {
+  generateOneTimePassword,
+  hashPassword,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  verifyDecoy,
+  verifyPassword,
+} from './password.js';
+import {
+  emailTaken,
+  findCredentials,
+  insertUser,
+  type Role,
+  type User,
+  updatePassword,
+} from './repository.js';
+
+export class UserManagementError extends Error {
+  override name = 'UserManagementError';
+}
+
+export interface CreatedUser {
+  id: string;
+  org: string;
+  email: string;
+  role: Role;
+  /** Printed once; the user must replace it at first sign-in. Only its hash is kept. */
+  oneTimePassword: string;
+  createdAt: string;
+}
+
+const Email = z.email();
+
+export async function createUser(
+  db: Db,
+  input: { org: string; email: string; role: Role },
+): Promise<CreatedUser> {
+  const organization = await findOrganizationBySlug(db, input.org);
+  if (!organization) throw new UserManagementError(`No organisation with slug "${input.org}"`);
+  const email = input.email.trim();
+  if (!Email.safeParse(email).success) {
+    throw new UserManagementError(`"${input.email}" is not an email address`);
+  }
+  if (await emailTaken(db, email)) {
+    throw new UserManagementError(`A user with the email ${email} exists already`);
+  }
+  const oneTimePassword = generateOneTimePassword();
+  const user = {
+    id: newId('user'),
+    organizationId: organization.id,
+    email,
+    role: input.role,
+    passwordHash: await hashPassword(oneTimePassword),
+    createdAt: new Date().toISOString(),
+  };
+  await insertUser(db, user);
+  return {
+    id: user.id,
+    org: organization.slug,
+    email,
+    role: user.role,
+    oneTimePassword,
+    createdAt: user.createdAt,
+  };
+}
+
+/** The user these credentials belong to, or null. Takes as long for an unknown email. */
+export async function authenticate(db: Db, email: string, password: string): Promise<User | null> {
+  if (password.length > PASSWORD_MAX_LENGTH) return null;
+  const credentials = await findCredentials(db, email);
+  if (!credentials) return verifyDecoy(password).then(() => null);
+  return (await verifyPassword(password, credentials.passwordHash)) ? credentials.user : null;
+}
+
+/** Why a new password is refused, in words for the person choosing it; null when it is fine. */
+export function passwordProblem(
+  password: string,
+  confirmation: string,
+  user: Pick<User, 'email'>,
+): string | null {
+  if (password.length < PASSWORD_MIN_LENGTH)
+    return `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
+  if (password.length > PASSWORD_MAX_LENGTH)
+    return `Use at most ${PASSWORD_MAX_LENGTH} characters.`;
+  if (password.trim().toLowerCase() === user.email.toLowerCase())
+    return 'Do not use your email address as your password.';
+  if (password !== confirmation) return 'The two passwords do not match.';
+  return null;
+}
+
+/**
+ * Replaces the one-time password with one the user chose. The caller ends the user's
+ * other sessions; the new password must differ from the current one.
+ */
+export async function chooseNewPassword(
+  db: Db,
+  user: User,
+  newPassword: string,
+): Promise<'changed' | 'same-as-current'> {
+  const credentials = await findCredentials(db, user.email);
+  if (credentials && (await verifyPassword(newPassword, credentials.passwordHash))) {
+    return 'same-as-current';
+  }
+  await updatePassword(db, user.id, await hashPassword(newPassword), new Date().toISOString());
+  return 'changed';
+}

@@ -1,0 +1,211 @@
+// The web application's only assets, served by compplan itself (no CDN, no web fonts:
+// the system font stack). Kept in the code so that `dist/` needs nothing copied beside it.
+import { createHash } from 'node:crypto';
+
+const CSS = `
+:root {
+  --ink: #1b2330;
+  --ink-soft: #4a5568;
+  --muted: #6b7280;
+  --line: #dde3ea;
+  --bg: #f5f7fa;
+  --panel: #ffffff;
+  --brand: #2450b8;
+  --brand-dark: #1b3d8f;
+  --brand-soft: #e8eefc;
+  --danger: #b42318;
+  --danger-soft: #fdecea;
+  --success: #1e7a46;
+  --success-soft: #e7f6ed;
+  --warn-soft: #fff6e0;
+  --warn-line: #f0c36d;
+  --focus: #f59e0b;
+  --radius: 8px;
+  color-scheme: light;
+}
+*, *::before, *::after { box-sizing: border-box; }
+html { font-size: 100%; }
+body {
+  margin: 0;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", Arial, sans-serif;
+  font-size: 0.95rem;
+  line-height: 1.5;
+  color: var(--ink);
+  background: var(--bg);
+}
+code, .secret {
+  font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace;
+  font-size: 0.88em;
+}
+a { color: var(--brand); }
+a:hover { color: var(--brand-dark); }
+h1 { font-size: 1.6rem; line-height: 1.25; margin: 0 0 0.75rem; }
+h2 { font-size: 1.1rem; margin: 0 0 0.75rem; }
+p { margin: 0 0 0.75rem; }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 4px; }
+main:focus { outline: none; }
+.visually-hidden {
+  position: absolute !important; width: 1px; height: 1px; margin: -1px; padding: 0;
+  overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0;
+}
+.skip-link { position: absolute; left: 0.5rem; top: -3rem; z-index: 10; background: var(--panel); padding: 0.5rem 0.75rem; border-radius: var(--radius); }
+.skip-link:focus { top: 0.5rem; }
+.muted { color: var(--muted); }
+.hint { color: var(--muted); font-size: 0.85rem; margin: 0.3rem 0 0; }
+.lead { color: var(--ink-soft); max-width: 46rem; }
+
+/* Top bar and settings layout */
+.topbar {
+  display: flex; align-items: center; gap: 1rem;
+  padding: 0.6rem 1.5rem; background: var(--panel); border-bottom: 1px solid var(--line);
+}
+.brand { display: inline-flex; align-items: center; gap: 0.5rem; font-weight: 700; font-size: 1.05rem; color: var(--ink); }
+.brand-mark {
+  display: inline-grid; place-items: center; width: 1.8rem; height: 1.8rem; border-radius: 6px;
+  background: var(--brand); color: #fff; font-size: 0.8rem; letter-spacing: 0.02em;
+}
+.org { color: var(--ink-soft); padding-left: 1rem; border-left: 1px solid var(--line); }
+.account { margin-left: auto; display: flex; align-items: center; gap: 0.75rem; }
+.account form { margin: 0; }
+.who { color: var(--ink-soft); font-size: 0.88rem; }
+.role {
+  display: inline-block; margin-left: 0.35rem; padding: 0 0.45rem; border-radius: 999px;
+  background: var(--brand-soft); color: var(--brand-dark); font-size: 0.75rem; font-weight: 600;
+}
+.settings { display: grid; grid-template-columns: 15rem minmax(0, 1fr); min-height: calc(100vh - 3.2rem); }
+.side { padding: 1.5rem 1rem; border-right: 1px solid var(--line); background: #fbfcfd; }
+.side-title { font-size: 0.75rem; font-weight: 700; text-transform: uppercase; letter-spacing: 0.06em; color: var(--muted); margin: 0 0 0.5rem 0.75rem; }
+.side ul { list-style: none; margin: 0; padding: 0; }
+.side a {
+  display: block; padding: 0.45rem 0.75rem; border-radius: 6px; color: var(--ink-soft); text-decoration: none;
+}
+.side a:hover { background: var(--brand-soft); color: var(--brand-dark); }
+.side a[aria-current="page"] { background: var(--brand-soft); color: var(--brand-dark); font-weight: 600; }
+main { padding: 1.75rem 2rem 3rem; max-width: 64rem; }
+@media (max-width: 48rem) {
+  .settings { grid-template-columns: 1fr; }
+  .side { border-right: 0; border-bottom: 1px solid var(--line); }
+  .side ul { display: flex; gap: 0.5rem; }
+  .topbar { flex-wrap: wrap; }
+  main { padding: 1.25rem 1rem 2rem; }
+}
+
+/* Panels, notices, badges */
+.panel {
+  background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius);
+  padding: 1.25rem 1.5rem; margin: 0 0 1.25rem;
+}
+.panel-new-key { border-color: var(--warn-line); background: #fffdf7; }
+.panel-danger { border-color: #f3b8b2; }
+.notice { padding: 0.7rem 0.9rem; border-radius: var(--radius); margin: 0 0 1rem; border: 1px solid transparent; }
+.notice-error { background: var(--danger-soft); border-color: #f3b8b2; color: #7a1a12; }
+.notice-success { background: var(--success-soft); border-color: #a8dcbc; color: #135232; }
+.notice-info { background: var(--brand-soft); border-color: #c5d4f6; color: #1f3a7a; }
+.warning { background: var(--warn-soft); border: 1px solid var(--warn-line); border-radius: var(--radius); padding: 0.6rem 0.8rem; }
+.badge { display: inline-block; padding: 0.05rem 0.5rem; border-radius: 999px; font-size: 0.78rem; font-weight: 600; }
+.badge-active { background: var(--success-soft); color: var(--success); }
+.badge-revoked { background: #eef0f3; color: #505a66; }
+
+/* Forms and buttons */
+fieldset { border: 0; margin: 0; padding: 0; min-width: 0; }
+fieldset:disabled label, fieldset:disabled .hint { color: var(--muted); }
+.field { margin: 0 0 1rem; }
+label { display: block; font-weight: 600; margin: 0 0 0.3rem; }
+input[type="text"], input[type="email"], input[type="password"] {
+  width: 100%; max-width: 28rem; padding: 0.55rem 0.7rem; font: inherit; color: var(--ink);
+  background: #fff; border: 1px solid #b9c3cf; border-radius: 6px;
+}
+input:disabled { background: #f0f2f5; color: var(--muted); }
+input:focus-visible { border-color: var(--brand); }
+.button {
+  display: inline-flex; align-items: center; justify-content: center; gap: 0.4rem;
+  padding: 0.5rem 1rem; font: inherit; font-weight: 600; line-height: 1.3; text-decoration: none;
+  border-radius: 6px; border: 1px solid transparent; cursor: pointer;
+}
+.button-primary { background: var(--brand); color: #fff; }
+.button-primary:hover { background: var(--brand-dark); color: #fff; }
+.button-danger { background: var(--danger); color: #fff; }
+.button-danger:hover { background: #8f1c13; color: #fff; }
+.button-quiet { background: transparent; color: var(--ink-soft); border-color: #c6ced8; }
+.button-quiet:hover { background: #eef1f5; color: var(--ink); }
+.button-danger-quiet { background: transparent; color: var(--danger); border-color: #efb4ae; }
+.button-danger-quiet:hover { background: var(--danger-soft); color: #8f1c13; }
+.button-small { padding: 0.25rem 0.65rem; font-size: 0.85rem; }
+.button-wide { width: 100%; }
+.button:disabled, fieldset:disabled .button { background: #c9d1db; color: #5b6572; border-color: transparent; cursor: not-allowed; }
+.button-row { display: flex; gap: 0.75rem; align-items: center; }
+.inline-form .field { max-width: 28rem; }
+.switch-row { display: flex; gap: 0.75rem; align-items: flex-start; margin: 0 0 1rem; }
+.switch-row input[type="checkbox"] { width: 1.25rem; height: 1.25rem; margin: 0.15rem 0 0; accent-color: var(--brand); flex: none; }
+.secret-row { display: flex; gap: 0.5rem; align-items: stretch; max-width: 40rem; }
+.secret-row .secret { flex: 1; max-width: none; background: #fff; letter-spacing: 0.02em; }
+.copy-status { min-height: 1.4em; margin: 0.35rem 0 0.5rem; color: var(--success); font-weight: 600; }
+.try { word-break: break-all; }
+
+/* Tables and facts */
+.table-wrap { overflow-x: auto; }
+table { width: 100%; border-collapse: collapse; }
+th, td { text-align: left; padding: 0.6rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
+thead th { font-size: 0.78rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted); font-weight: 700; }
+tbody th { font-weight: 600; }
+tbody tr:last-child th, tbody tr:last-child td { border-bottom: 0; }
+td.actions { text-align: right; white-space: nowrap; }
+td time { white-space: nowrap; }
+.status-time { display: block; margin-top: 0.15rem; font-size: 0.8rem; color: var(--muted); }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.35rem 1.25rem; margin: 0 0 1rem; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; }
+
+/* Sign-in and other single-card pages */
+.card-page { display: grid; place-items: center; min-height: 100vh; padding: 1.5rem; max-width: none; }
+.card {
+  width: 100%; max-width: 26rem; background: var(--panel); border: 1px solid var(--line);
+  border-radius: 12px; padding: 2rem; box-shadow: 0 10px 30px rgba(27, 35, 48, 0.06);
+}
+.card-brand { margin: 0 0 1.25rem; }
+.card input[type="email"], .card input[type="password"] { max-width: none; }
+.stack { margin: 0 0 1rem; }
+`;
+
+// The copy button: the only script. Copies the secret and says so in a live region.
+const JS = `'use strict';
+document.addEventListener('click', async (event) => {
+  const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null;
+  if (!button) return;
+  const field = document.getElementById(button.getAttribute('data-copy-target'));
+  const status = document.getElementById('copy-status');
+  if (!field) return;
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(field.value);
+    copied = true;
+  } catch {
+    field.focus();
+    field.select();
+    copied = document.execCommand && document.execCommand('copy');
+  }
+  if (status) status.textContent = copied ? 'Copied to the clipboard.' : 'Select the key and copy it with Ctrl+C or Cmd+C.';
+  if (copied) button.textContent = button.getAttribute('data-copied-label') || 'Copied';
+});
+`;
+
+const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2450b8"/><text x="16" y="21" font-family="Arial, sans-serif" font-size="14" font-weight="700" fill="#fff" text-anchor="middle">cp</text></svg>`;
+
+export interface Asset {
+  /** The URL path, with a content hash so that a changed file is fetched anew. */
+  readonly path: string;
+  readonly type: string;
+  readonly body: string;
+  readonly etag: string;
+}
+
+function asset(name: string, extension: string, type: string, body: string): Asset {
+  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
+  return { path: `/app/assets/${name}.${hash}.${extension}`, type, body, etag: `"${hash}"` };
+}
+
+export const ASSETS = {
+  css: asset('app', 'css', 'text/css; charset=utf-8', CSS),
+  js: asset('app', 'js', 'text/javascript; charset=utf-8', JS),
+  icon: asset('icon', 'svg', 'image/svg+xml', ICON),
+} as const;

@@ -1,0 +1,414 @@
+// The web application under /app: sign-in, the first-sign-in password change, and
+// Settings → Connections (API keys) and Roles & Permissions. Outside the API scope: no
+// x-api-key, no API quota; a session cookie instead, and a CSRF token on every form post.
+// Keys and the setting are changed through the same modules as `compplan keys` and
+// `compplan orgs set`, so the page and the command line cannot disagree.
+import type {
+  FastifyError,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  RouteShorthandOptions,
+} from 'fastify';
+import { findApiKey } from '../api-keys/repository.js';
+import {
+  createApiKey,
+  KeyManagementError,
+  listOrganizationApiKeys,
+  revokeApiKeyById,
+} from '../api-keys/service.js';
+import {
+  findOrganizationById,
+  type Organization,
+  setApiKeysEnabled,
+} from '../organizations/repository.js';
+import {
+  endSession,
+  endUserSessions,
+  randomToken,
+  resumeSession,
+  SESSION_MAX_MS,
+  type Session,
+  startSession,
+  tokensMatch,
+} from '../sessions/service.js';
+import { emailKey } from '../users/repository.js';
+import { authenticate, chooseNewPassword, passwordProblem } from '../users/service.js';
+import { ASSETS } from './assets.js';
+import {
+  acceptForms,
+  addSecurityHeaders,
+  formField,
+  isHttps,
+  readCookie,
+  redirect,
+  SESSION_COOKIE,
+  SIGN_IN_COOKIE,
+  sendPage,
+  setCookie,
+} from './http.js';
+import {
+  choosePasswordPage,
+  connectionsPage,
+  messagePage,
+  revokePage,
+  rolesPage,
+  signInPage,
+} from './views.js';
+
+// Sign-in throttling: every attempt counts, before the password is looked at, so that a
+// guesser over the limit learns nothing even with the right password. Per address
+// against one guesser; per account against many addresses guessing one account.
+export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+export const SIGN_IN_ATTEMPTS_PER_ADDRESS = 30;
+export const SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10;
+
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const CONNECTIONS = '/app/settings/connections';
+const ROLES = '/app/settings/roles';
+const SIGN_IN = '/app/sign-in';
+const PASSWORD = '/app/password';
+
+interface Signed {
+  session: Session;
+  organization: Organization;
+  /** The cookie value of the session. */
+  sessionId: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the web application's session check on the pages that need one. */
+    signed: Signed | null;
+  }
+}
+
+// The web application's forms post to these URLs: the read-only API's 405 answers are not
+// theirs (plugins/method-not-allowed.ts), and the API's OpenAPI document does not list them.
+const WEB = {
+  config: { methodNotAllowed: false },
+  schema: { hide: true },
+} satisfies RouteShorthandOptions;
+
+const notFoundPage = () =>
+  messagePage('Page not found', 'There is no page at this address.', {
+    href: CONNECTIONS,
+    label: 'Go to Settings',
+  });
+
+export const webRoutes: FastifyPluginAsync = async (app) => {
+  acceptForms(app);
+  addSecurityHeaders(app);
+  app.decorateRequest('signed', null);
+
+  const perAddress = app.createRateLimit({
+    max: SIGN_IN_ATTEMPTS_PER_ADDRESS,
+    timeWindow: SIGN_IN_WINDOW_MS,
+    keyGenerator: (request) => `web-sign-in-address:${request.ip}`,
+  });
+  const perAccount = app.createRateLimit({
+    max: SIGN_IN_ATTEMPTS_PER_ACCOUNT,
+    timeWindow: SIGN_IN_WINDOW_MS,
+    keyGenerator: (request) => `web-sign-in-account:${emailKey(formField(request, 'email'))}`,
+  });
+
+  const cookie = (request: FastifyRequest, reply: FastifyReply, name: string, value: string) =>
+    setCookie(reply, name, value, {
+      secure: isHttps(request),
+      maxAge: value === '' ? 0 : name === SESSION_COOKIE ? SESSION_MAX_MS / 1000 : 60 * 60,
+      sameSite: name === SESSION_COOKIE ? 'Lax' : 'Strict',
+    });
+
+  /** preHandler: a signed-in user, or a redirect to sign-in (or to the password change). */
+  async function requireSignedIn(request: FastifyRequest, reply: FastifyReply) {
+    const sessionId = readCookie(request, SESSION_COOKIE);
+    const session = await resumeSession(app.db, sessionId);
+    const organization =
+      session && (await findOrganizationById(app.db, session.user.organizationId));
+    if (!session || !sessionId || !organization) {
+      if (sessionId) cookie(request, reply, SESSION_COOKIE, '');
+      return redirect(reply, SIGN_IN);
+    }
+    request.signed = { session, organization, sessionId };
+    const onPasswordPage = request.routeOptions.url === PASSWORD;
+    if (session.user.mustChangePassword && !onPasswordPage && request.method === 'GET') {
+      return redirect(reply, PASSWORD);
+    }
+    if (session.user.mustChangePassword && !onPasswordPage && request.url !== '/app/sign-out') {
+      return sendPage(
+        reply,
+        403,
+        messagePage('Choose your password first', 'Choose your own password to continue.', {
+          href: PASSWORD,
+          label: 'Choose a password',
+        }),
+      );
+    }
+  }
+
+  /** preHandler of every form post of a session: same-site, with the session's token. */
+  async function requireCsrfToken(request: FastifyRequest, reply: FastifyReply) {
+    const signed = request.signed;
+    if (
+      !signed ||
+      crossSite(request) ||
+      !tokensMatch(formField(request, '_csrf'), signed.session.csrfToken)
+    ) {
+      request.log.warn({ url: request.url }, 'web form post refused: missing or wrong CSRF token');
+      return sendPage(
+        reply,
+        403,
+        messagePage(
+          'This form has expired',
+          'The form was not sent from this page or has expired. Go back, reload the page and try again.',
+          { href: CONNECTIONS, label: 'Back to Settings' },
+        ),
+      );
+    }
+  }
+
+  const view = (request: FastifyRequest) => {
+    const signed = request.signed;
+    if (!signed) throw new Error('view() needs a signed-in request');
+    return {
+      user: signed.session.user,
+      organization: signed.organization,
+      csrfToken: signed.session.csrfToken,
+    };
+  };
+
+  const signedIn = { ...WEB, preHandler: requireSignedIn };
+  const signedInPost = { ...WEB, preHandler: [requireSignedIn, requireCsrfToken] };
+
+  // --- assets --------------------------------------------------------------------------
+  for (const asset of Object.values(ASSETS)) {
+    app.get(asset.path.slice('/app'.length), WEB, async (request, reply) => {
+      reply
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('etag', asset.etag);
+      if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+      return reply.type(asset.type).send(asset.body);
+    });
+  }
+
+  // --- entry points --------------------------------------------------------------------
+  app.get('/', WEB, async (request, reply) =>
+    redirect(reply, readCookie(request, SESSION_COOKIE) ? CONNECTIONS : SIGN_IN),
+  );
+  app.get('/settings', WEB, async (_request, reply) => redirect(reply, CONNECTIONS));
+
+  // --- sign-in and sign-out ------------------------------------------------------------
+  function renderSignIn(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    input: { email?: string; error?: string; notice?: string },
+  ) {
+    // One token per browser, kept while it signs in (several open tabs keep working).
+    const current = readCookie(request, SIGN_IN_COOKIE);
+    const token = current && TOKEN_SHAPE.test(current) ? current : randomToken();
+    cookie(request, reply, SIGN_IN_COOKIE, token);
+    return sendPage(reply, status, signInPage({ csrfToken: token, ...input }));
+  }
+
+  app.get<{ Querystring: { signedOut?: string } }>('/sign-in', WEB, async (request, reply) => {
+    if (await resumeSession(app.db, readCookie(request, SESSION_COOKIE))) {
+      return redirect(reply, CONNECTIONS);
+    }
+    const notice = request.query.signedOut !== undefined ? 'You are signed out.' : undefined;
+    return renderSignIn(request, reply, 200, notice ? { notice } : {});
+  });
+
+  app.post('/sign-in', WEB, async (request, reply) => {
+    const email = formField(request, 'email').trim();
+    const password = formField(request, 'password');
+    const expected = readCookie(request, SIGN_IN_COOKIE);
+    if (crossSite(request) || !expected || !tokensMatch(formField(request, '_csrf'), expected)) {
+      return renderSignIn(request, reply, 403, {
+        email,
+        error: 'The sign-in form had expired. Please sign in again.',
+      });
+    }
+    for (const limit of [perAddress, perAccount]) {
+      const attempt = await limit(request);
+      if (!attempt.isAllowed && attempt.isExceeded) {
+        const minutes = Math.max(1, Math.ceil(attempt.ttlInSeconds / 60));
+        request.log.warn('sign-in throttled');
+        reply.header('retry-after', String(Math.max(1, attempt.ttlInSeconds)));
+        return renderSignIn(request, reply, 429, {
+          email,
+          error: `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+        });
+      }
+    }
+    const user = email && password ? await authenticate(app.db, email, password) : null;
+    if (!user) {
+      return renderSignIn(request, reply, 401, {
+        email,
+        error: 'The email or the password is not right.',
+      });
+    }
+    // A new session id at every sign-in (no fixation); an older session of this browser ends.
+    const previous = readCookie(request, SESSION_COOKIE);
+    if (previous) await endSession(app.db, previous);
+    const session = await startSession(app.db, user);
+    cookie(request, reply, SESSION_COOKIE, session.id);
+    cookie(request, reply, SIGN_IN_COOKIE, '');
+    request.log.info({ userId: user.id }, 'signed in');
+    return redirect(reply, user.mustChangePassword ? PASSWORD : CONNECTIONS);
+  });
+
+  app.post('/sign-out', signedInPost, async (request, reply) => {
+    const signed = request.signed;
+    if (signed) await endSession(app.db, signed.sessionId);
+    cookie(request, reply, SESSION_COOKIE, '');
+    return redirect(reply, `${SIGN_IN}?signedOut`);
+  });
+
+  // --- first sign-in: choose a password -------------------------------------------------
+  app.get('/password', signedIn, async (request, reply) => {
+    const { user, csrfToken } = view(request);
+    if (!user.mustChangePassword) return redirect(reply, CONNECTIONS);
+    return sendPage(reply, 200, choosePasswordPage({ csrfToken, email: user.email }));
+  });
+
+  app.post('/password', signedInPost, async (request, reply) => {
+    const { user, csrfToken } = view(request);
+    if (!user.mustChangePassword) return redirect(reply, CONNECTIONS);
+    const password = formField(request, 'password');
+    const problem = passwordProblem(password, formField(request, 'confirmation'), user);
+    const outcome = problem ? null : await chooseNewPassword(app.db, user, password);
+    const error =
+      problem ??
+      (outcome === 'same-as-current'
+        ? 'Choose a password of your own, not the one-time password.'
+        : undefined);
+    if (error) {
+      return sendPage(reply, 422, choosePasswordPage({ csrfToken, email: user.email, error }));
+    }
+    // Every session that knew the one-time password ends; this browser gets a new one.
+    await endUserSessions(app.db, user.id);
+    const session = await startSession(app.db, { ...user, mustChangePassword: false });
+    cookie(request, reply, SESSION_COOKIE, session.id);
+    request.log.info({ userId: user.id }, 'password chosen');
+    return redirect(reply, CONNECTIONS);
+  });
+
+  // --- Settings → Connections ----------------------------------------------------------
+  async function renderConnections(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    extra: { created?: { name: string; key: string }; error?: string; name?: string } = {},
+  ) {
+    const base = view(request);
+    // Last-used times are batched in memory; write them first so the list is current.
+    await app.apiKeys.flushLastUsed();
+    const keys = await listOrganizationApiKeys(app.db, base.organization.slug);
+    const revokedId = (request.query as { revoked?: unknown } | undefined)?.revoked;
+    const revoked = keys.find((key) => key.id === revokedId && key.revokedAt !== null);
+    const apiBase = `${isHttps(request) ? 'https' : 'http'}://${request.host}`;
+    return sendPage(reply, status, connectionsPage({ ...base, ...extra, keys, revoked, apiBase }));
+  }
+
+  app.get('/settings/connections', signedIn, async (request, reply) =>
+    renderConnections(request, reply, 200),
+  );
+
+  app.post('/settings/connections/keys', signedInPost, async (request, reply) => {
+    const { organization, user } = view(request);
+    const name = formField(request, 'name');
+    try {
+      // The service refuses when the organisation does not allow generating keys: the
+      // same rule for this page, a direct post and `compplan keys create`.
+      const created = await createApiKey(app.db, { org: organization.slug, name });
+      request.log.info({ keyId: created.id, userId: user.id }, 'API key generated');
+      return renderConnections(request, reply, 201, {
+        created: { name: created.name, key: created.key },
+      });
+    } catch (error) {
+      if (!(error instanceof KeyManagementError)) throw error;
+      const current = await findOrganizationById(app.db, organization.id);
+      if (current && request.signed) request.signed.organization = current;
+      if (current && !current.apiKeysEnabled) {
+        request.log.warn({ userId: user.id }, 'API key generation refused: not allowed');
+        return renderConnections(request, reply, 403, {
+          error: 'No API key was generated: the organisation does not allow generating API keys.',
+        });
+      }
+      return renderConnections(request, reply, 422, { error: error.message, name });
+    }
+  });
+
+  async function keyOfOrganization(request: FastifyRequest) {
+    const { id } = request.params as { id: string };
+    const key = await findApiKey(app.db, id);
+    return key && key.organizationId === view(request).organization.id ? key : undefined;
+  }
+
+  app.get('/settings/connections/keys/:id/revoke', signedIn, async (request, reply) => {
+    const key = await keyOfOrganization(request);
+    if (!key) return sendPage(reply, 404, notFoundPage());
+    if (key.revokedAt !== null) return redirect(reply, CONNECTIONS);
+    return sendPage(reply, 200, revokePage({ ...view(request), key }));
+  });
+
+  app.post('/settings/connections/keys/:id/revoke', signedInPost, async (request, reply) => {
+    const key = await keyOfOrganization(request);
+    if (!key) return sendPage(reply, 404, notFoundPage());
+    await revokeApiKeyById(app.db, key.id);
+    request.log.info({ keyId: key.id, userId: view(request).user.id }, 'API key revoked');
+    return redirect(reply, `${CONNECTIONS}?revoked=${encodeURIComponent(key.id)}`);
+  });
+
+  // --- Settings → Roles & Permissions -------------------------------------------------
+  app.get<{ Querystring: { saved?: string } }>(
+    '/settings/roles',
+    signedIn,
+    async (request, reply) =>
+      sendPage(
+        reply,
+        200,
+        rolesPage({ ...view(request), saved: request.query.saved !== undefined }),
+      ),
+  );
+
+  app.post('/settings/roles', signedInPost, async (request, reply) => {
+    const base = view(request);
+    if (base.user.role !== 'owner') {
+      request.log.warn({ userId: base.user.id }, 'permission change refused: not an owner');
+      return sendPage(
+        reply,
+        403,
+        rolesPage({ ...base, error: 'Only an owner can change permissions.' }),
+      );
+    }
+    const allow = formField(request, 'allowAdministratorsToGenerateApiKeys') === 'on';
+    // The same setting `compplan orgs set SLUG --api-keys enabled|disabled` changes.
+    await setApiKeysEnabled(app.db, base.organization.id, allow);
+    request.log.info({ userId: base.user.id, apiKeysEnabled: allow }, 'permission changed');
+    return redirect(reply, `${ROLES}?saved`);
+  });
+
+  // --- pages that do not exist, and failures -------------------------------------------
+  app.setNotFoundHandler((_request, reply) => sendPage(reply, 404, notFoundPage()));
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'web request failed');
+    return sendPage(
+      reply,
+      status,
+      status === 500
+        ? messagePage(
+            'Something went wrong',
+            `The page could not be shown. Try again in a moment; if it keeps happening, tell your administrator the request id ${request.id}.`,
+          )
+        : messagePage('The request could not be handled', error.message),
+    );
+  });
+};
+
+/** Browsers say when a request comes from another site; such a form post is refused. */
+function crossSite(request: FastifyRequest): boolean {
+  return request.headers['sec-fetch-site'] === 'cross-site';
+}

@@ -1,0 +1,312 @@
+// The web application's pages. Server-rendered HTML, one local stylesheet and one small
+// script (the copy button); every value is escaped by `html`.
+import type { ApiKey } from '../api-keys/repository.js';
+import { KEY_NAME_MAX_LENGTH } from '../api-keys/service.js';
+import type { Organization } from '../organizations/repository.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../users/password.js';
+import type { User } from '../users/repository.js';
+import { ASSETS } from './assets.js';
+import { html, type SafeHtml } from './html.js';
+
+export const ROLE_NAMES = { owner: 'Owner', admin: 'Administrator' } as const;
+
+interface Signed {
+  user: User;
+  organization: Organization;
+  csrfToken: string;
+}
+
+function document(title: string, body: SafeHtml, bodyClass = ''): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · compplan</title>
+<link rel="icon" href="${ASSETS.icon.path}" type="image/svg+xml">
+<link rel="stylesheet" href="${ASSETS.css.path}">
+<script src="${ASSETS.js.path}" defer></script>
+</head>
+<body class="${bodyClass}">
+<a class="skip-link" href="#main">Skip to content</a>
+${body}
+</body>
+</html>
+`.text;
+}
+
+const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+/** A timestamp for people (UTC, to the minute) that keeps the exact value for machines. */
+function time(iso: string | null, none = 'Never'): SafeHtml {
+  if (iso === null) return html`<span class="muted">${none}</span>`;
+  const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  return html`<time datetime="${iso}" title="${iso}">${shown}</time>`;
+}
+
+function alert(kind: 'error' | 'success' | 'info', message: SafeHtml | string): SafeHtml {
+  // Errors interrupt (role=alert); confirmations are announced politely (role=status).
+  const role = kind === 'error' ? 'alert' : 'status';
+  return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
+}
+
+function brand(): SafeHtml {
+  return html`<span class="brand"><span class="brand-mark" aria-hidden="true">cp</span>compplan</span>`;
+}
+
+type SettingsPage = 'connections' | 'roles';
+
+function settingsLayout(
+  signed: Signed,
+  current: SettingsPage,
+  title: string,
+  content: SafeHtml,
+): string {
+  const { user, organization } = signed;
+  const link = (page: SettingsPage, href: string, label: string) =>
+    html`<li><a href="${href}"${page === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  return document(
+    `${title} · Settings`,
+    html`<header class="topbar">
+  ${brand()}
+  <span class="org">${organization.name}</span>
+  <div class="account">
+    <span class="who">${user.email} <span class="role">${ROLE_NAMES[user.role]}</span></span>
+    <form method="post" action="/app/sign-out">${csrfField(signed.csrfToken)}<button type="submit" class="button button-quiet">Sign out</button></form>
+  </div>
+</header>
+<div class="settings">
+  <nav class="side" aria-label="Settings">
+    <p class="side-title">Settings</p>
+    <ul>
+      ${link('connections', '/app/settings/connections', 'Connections')}
+      ${link('roles', '/app/settings/roles', 'Roles & Permissions')}
+    </ul>
+  </nav>
+  <main id="main" tabindex="-1">
+    <h1>${title}</h1>
+    ${content}
+  </main>
+</div>`,
+  );
+}
+
+function singleCard(title: string, content: SafeHtml): string {
+  return document(
+    title,
+    html`<main id="main" class="card-page" tabindex="-1">
+  <div class="card">
+    <p class="card-brand">${brand()}</p>
+    <h1>${title}</h1>
+    ${content}
+  </div>
+</main>`,
+    'plain',
+  );
+}
+
+export function signInPage(input: {
+  csrfToken: string;
+  email?: string;
+  error?: string;
+  notice?: string;
+}): string {
+  return singleCard(
+    'Sign in',
+    html`${input.error && alert('error', input.error)}${input.notice && alert('info', input.notice)}
+<form method="post" action="/app/sign-in" class="stack" novalidate>
+  ${csrfField(input.csrfToken)}
+  <div class="field">
+    <label for="email">Email</label>
+    <input id="email" name="email" type="email" autocomplete="username" required value="${input.email ?? ''}"${input.email ? '' : html` autofocus`}>
+  </div>
+  <div class="field">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="${PASSWORD_MAX_LENGTH}"${input.email ? html` autofocus` : ''}>
+  </div>
+  <button type="submit" class="button button-primary button-wide">Sign in</button>
+</form>
+<p class="hint">New here? An owner of your organisation creates your account and gives you a one-time password.</p>`,
+  );
+}
+
+export function choosePasswordPage(input: { csrfToken: string; email: string; error?: string }) {
+  return singleCard(
+    'Choose your password',
+    html`<p>You signed in as <strong>${input.email}</strong> with a one-time password. Choose your own password to continue.</p>
+${input.error && alert('error', input.error)}
+<form method="post" action="/app/password" class="stack" novalidate>
+  ${csrfField(input.csrfToken)}
+  <input type="text" name="username" autocomplete="username" value="${input.email}" hidden>
+  <div class="field">
+    <label for="new-password">New password</label>
+    <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" aria-describedby="password-rules" autofocus>
+    <p class="hint" id="password-rules">At least ${PASSWORD_MIN_LENGTH} characters. A phrase of a few words is easy to remember and hard to guess.</p>
+  </div>
+  <div class="field">
+    <label for="confirm-password">Repeat the new password</label>
+    <input id="confirm-password" name="confirmation" type="password" autocomplete="new-password" required maxlength="${PASSWORD_MAX_LENGTH}">
+  </div>
+  <button type="submit" class="button button-primary button-wide">Save password</button>
+</form>`,
+  );
+}
+
+export function messagePage(
+  title: string,
+  message: string,
+  link?: { href: string; label: string },
+) {
+  return singleCard(
+    title,
+    html`<p>${message}</p>${link && html`<p><a class="button button-primary" href="${link.href}">${link.label}</a></p>`}`,
+  );
+}
+
+export interface ConnectionsView extends Signed {
+  keys: ApiKey[];
+  /** Where the API answers, for the curl example: this server's own origin. */
+  apiBase: string;
+  created?: { name: string; key: string } | undefined;
+  revoked?: ApiKey | undefined;
+  error?: string | undefined;
+  name?: string | undefined;
+}
+
+/** Why generating is not possible for this user now, in words; null when it is. */
+function generateBlockedReason(signed: Signed): SafeHtml | null {
+  if (signed.organization.apiKeysEnabled) return null;
+  return signed.user.role === 'owner'
+    ? html`Generating API keys is turned off for ${signed.organization.name}. Turn on <em>Allow administrators to generate API keys</em> under <a href="/app/settings/roles">Roles &amp; Permissions</a> to generate one.`
+    : html`Generating API keys is turned off for ${signed.organization.name}. An owner can allow administrators to generate API keys under <a href="/app/settings/roles">Roles &amp; Permissions</a>.`;
+}
+
+export function connectionsPage(view: ConnectionsView): string {
+  const blocked = generateBlockedReason(view);
+  const created = view.created;
+  const newKey =
+    created &&
+    html`<section class="panel panel-new-key" aria-labelledby="new-key-title">
+  <h2 id="new-key-title">Your new API key “${created.name}”</h2>
+  <p class="warning" id="new-key-warning"><strong>Copy this key now.</strong> For your security it cannot be shown again: if you lose it, generate a new key and revoke this one.</p>
+  <div class="secret-row">
+    <label for="new-key-secret" class="visually-hidden">API key</label>
+    <input id="new-key-secret" class="secret" type="text" value="${created.key}" readonly spellcheck="false" autocomplete="off" aria-describedby="new-key-warning">
+    <button type="button" class="button button-primary" data-copy-target="new-key-secret" data-copied-label="Copied">Copy</button>
+  </div>
+  <p class="copy-status" role="status" aria-live="polite" id="copy-status"></p>
+  <p class="hint">Send it in the <code>x-api-key</code> header. Try it: <code class="try">curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping</code></p>
+</section>`;
+
+  const rows = view.keys.map(
+    (key) => html`<tr>
+  <th scope="row">${key.name}</th>
+  <td><code>${key.prefix}…</code></td>
+  <td>${time(key.createdAt)}</td>
+  <td>${time(key.lastUsedAt)}</td>
+  <td>${key.revokedAt === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> <span class="status-time">${time(key.revokedAt)}</span>`}</td>
+  <td class="actions">${key.revokedAt === null ? html`<a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
+</tr>`,
+  );
+
+  return settingsLayout(
+    view,
+    'connections',
+    'Connections',
+    html`<p class="lead">API keys connect analytics, HRIS and BI tools to the Compensation Planning API. A key reads every merit cycle of ${view.organization.name}.</p>
+${view.error && alert('error', view.error)}
+${view.revoked && alert('success', html`Revoked “${view.revoked.name}” (<code>${view.revoked.prefix}…</code>). Requests with it are refused within 5 seconds.`)}
+${newKey}
+<section class="panel" aria-labelledby="generate-title">
+  <h2 id="generate-title">Generate API Key</h2>
+  ${blocked && html`<p class="notice notice-info" id="generate-blocked">${blocked}</p>`}
+  <form method="post" action="/app/settings/connections/keys" class="inline-form">
+    ${csrfField(view.csrfToken)}
+    <fieldset${blocked ? html` disabled aria-describedby="generate-blocked"` : ''}>
+      <legend class="visually-hidden">New API key</legend>
+      <div class="field">
+        <label for="key-name">Key name</label>
+        <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX_LENGTH}" placeholder="e.g. Looker export" value="${view.name ?? ''}" aria-describedby="key-name-hint">
+        <p class="hint" id="key-name-hint">What the key is for, so that you can tell keys apart later.</p>
+      </div>
+      <button type="submit" class="button button-primary">Generate API Key</button>
+    </fieldset>
+  </form>
+</section>
+<section class="panel" aria-labelledby="keys-title">
+  <h2 id="keys-title">API keys</h2>
+  ${
+    view.keys.length === 0
+      ? html`<p class="muted">No API keys yet.</p>`
+      : html`<div class="table-wrap"><table>
+  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>
+${rows}
+  </tbody>
+</table></div>`
+  }
+</section>`,
+  );
+}
+
+export function revokePage(view: Signed & { key: ApiKey }): string {
+  const { key } = view;
+  return settingsLayout(
+    view,
+    'connections',
+    'Revoke API key',
+    html`<section class="panel panel-danger" aria-labelledby="revoke-title">
+  <h2 id="revoke-title">Revoke “${key.name}”?</h2>
+  <dl class="facts">
+    <dt>Prefix</dt><dd><code>${key.prefix}…</code></dd>
+    <dt>Created</dt><dd>${time(key.createdAt)}</dd>
+    <dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd>
+  </dl>
+  <p>Every application that uses this key stops getting data within 5 seconds. Revoking cannot be undone.</p>
+  <form method="post" action="/app/settings/connections/keys/${key.id}/revoke" class="button-row">
+    ${csrfField(view.csrfToken)}
+    <button type="submit" class="button button-danger">Revoke key</button>
+    <a class="button button-quiet" href="/app/settings/connections">Cancel</a>
+  </form>
+</section>`,
+  );
+}
+
+export function rolesPage(view: Signed & { saved?: boolean; error?: string }): string {
+  const isOwner = view.user.role === 'owner';
+  const enabled = view.organization.apiKeysEnabled;
+  return settingsLayout(
+    view,
+    'roles',
+    'Roles & Permissions',
+    html`${view.error && alert('error', view.error)}
+${view.saved && alert('success', `Saved: administrators ${enabled ? 'may' : 'may not'} generate API keys.`)}
+<section class="panel" aria-labelledby="roles-title">
+  <h2 id="roles-title">Roles</h2>
+  <div class="table-wrap"><table>
+    <thead><tr><th scope="col">Role</th><th scope="col">What it can do</th></tr></thead>
+    <tbody>
+      <tr><th scope="row">Owner</th><td>Everything administrators can, and change Roles &amp; Permissions.</td></tr>
+      <tr><th scope="row">Administrator</th><td>See and revoke API keys under Connections; generate them when the permission below allows it.</td></tr>
+    </tbody>
+  </table></div>
+</section>
+<section class="panel" aria-labelledby="permissions-title">
+  <h2 id="permissions-title">Permissions</h2>
+  <form method="post" action="/app/settings/roles">
+    ${csrfField(view.csrfToken)}
+    <fieldset${isOwner ? '' : html` disabled aria-describedby="owner-only"`}>
+      <legend class="visually-hidden">Permissions</legend>
+      <div class="switch-row">
+        <input id="allow-admin-keys" name="allowAdministratorsToGenerateApiKeys" type="checkbox" role="switch" value="on"${enabled ? html` checked` : ''} aria-describedby="allow-admin-keys-hint">
+        <div>
+          <label for="allow-admin-keys">Allow administrators to generate API keys</label>
+          <p class="hint" id="allow-admin-keys-hint">When this is off, no new API keys can be generated for ${view.organization.name}. Keys already generated keep working until they are revoked.</p>
+        </div>
+      </div>
+      ${isOwner ? html`<button type="submit" class="button button-primary">Save</button>` : html`<p class="notice notice-info" id="owner-only">Only an owner can change permissions.</p>`}
+    </fieldset>
+  </form>
+</section>`,
+  );
+}

@@ -1,0 +1,170 @@
+// compplan import FILE [--prune] and import - (decisions.md sections 2 and 3).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acmeDataSet, CYCLE, globexDataSet } from '../fixtures/data-sets.js';
+import {
+  dumpDatabase,
+  runCli,
+  stopAllProcesses,
+  type TempDatabase,
+  tempDatabase,
+} from '../helpers/cli.js';
+
+function summary(
+  head: string,
+  cycles: [number, number, number],
+  employees: [number, number, number, number],
+): string {
+  return [
+    head,
+    `  merit cycles: ${cycles[0]} created, ${cycles[1]} updated, ${cycles[2]} unchanged`,
+    `  employees:    ${employees[0]} created, ${employees[1]} updated, ${employees[2]} unchanged, ${employees[3]} removed`,
+    '',
+  ].join('\n');
+}
+
+const NOT_IMPORTED = 'compplan: the data set was not imported; nothing changed.\n';
+
+describe('compplan import', () => {
+  let db: TempDatabase;
+  let acmeFile: string;
+
+  beforeAll(() => {
+    db = tempDatabase();
+    acmeFile = db.writeFile('acme.json', JSON.stringify(acmeDataSet(), null, 2));
+  });
+  afterAll(async () => {
+    await stopAllProcesses();
+    db.remove();
+  });
+
+  it('loads a file into a new database and prints what it created', async () => {
+    const result = await runCli(['import', acmeFile], { env: db.env });
+    expect(result).toEqual({
+      code: 0,
+      signal: null,
+      stdout: summary('Imported acme (new organisation):', [6, 0, 0], [11, 0, 0, 0]),
+      stderr: '',
+    });
+  });
+
+  it('re-importing the same file changes nothing in any table and says everything is unchanged', async () => {
+    const before = dumpDatabase(db.path);
+    const result = await runCli(['import', acmeFile], { env: db.env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(summary('Imported acme:', [0, 0, 6], [0, 0, 11, 0]));
+    expect(dumpDatabase(db.path)).toEqual(before);
+  });
+
+  it('import - reads the data set from standard input', async () => {
+    const result = await runCli(['import', '-'], {
+      env: db.env,
+      input: JSON.stringify(globexDataSet()),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      summary('Imported globex (new organisation):', [1, 0, 0], [5, 0, 0, 0]),
+    );
+  });
+
+  it('keeps employees the file no longer lists, and removes them with --prune', async () => {
+    const dataSet = acmeDataSet();
+    const cycle = dataSet.meritCycles[0];
+    if (!cycle?.employees) throw new Error('fixture changed');
+    const dropped = cycle.employees.pop();
+    const file = db.writeFile('acme-without-one.json', JSON.stringify(dataSet));
+
+    const before = dumpDatabase(db.path);
+    const kept = await runCli(['import', file], { env: db.env });
+    expect(kept.stdout).toBe(summary('Imported acme:', [0, 0, 6], [0, 0, 10, 0]));
+    expect(dumpDatabase(db.path)).toEqual(before);
+
+    const pruned = await runCli(['import', file, '--prune'], { env: db.env });
+    expect(pruned.code).toBe(0);
+    expect(pruned.stdout).toBe(summary('Imported acme:', [0, 0, 6], [0, 0, 10, 1]));
+    const ids = (dumpDatabase(db.path).merit_cycle_employees as { id: string }[]).map(
+      (row) => row.id,
+    );
+    expect(ids).not.toContain(dropped?.id);
+    expect(ids).toHaveLength(10 + 5);
+  });
+
+  it('refuses a file with bad fields: exit 1, the JSON path of each bad field, nothing changed', async () => {
+    const dataSet = acmeDataSet();
+    dataSet.organization.name = 'Renamed, but must not be';
+    const employees = dataSet.meritCycles[1]?.employees;
+    const first = dataSet.meritCycles[0];
+    if (!employees?.[3] || !first) throw new Error('fixture changed');
+    employees[3].email = 'not-an-email';
+    first.currency = 'usd';
+    const file = db.writeFile('bad.json', JSON.stringify(dataSet));
+
+    const before = dumpDatabase(db.path);
+    const result = await runCli(['import', file], { env: db.env });
+    expect(result).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr:
+        NOT_IMPORTED +
+        'meritCycles[0].currency: must be an ISO 4217 currency code, e.g. USD\n' +
+        'meritCycles[1].employees[3].email: must be an email address\n',
+    });
+    expect(dumpDatabase(db.path)).toEqual(before);
+  });
+
+  it('refuses a file that fails while loading (a cycle id of another organisation): exit 1, its path, nothing changed', async () => {
+    const dataSet = acmeDataSet();
+    const [first, second] = dataSet.meritCycles;
+    if (!first || !second) throw new Error('fixture changed');
+    first.name = 'Renamed, but must not be';
+    second.id = CYCLE.globex;
+    const file = db.writeFile('stolen-id.json', JSON.stringify(dataSet));
+
+    const before = dumpDatabase(db.path);
+    const result = await runCli(['import', file], { env: db.env });
+    expect(result).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `${NOT_IMPORTED}meritCycles[1].id: ${CYCLE.globex} is already used by another organisation\n`,
+    });
+    expect(dumpDatabase(db.path)).toEqual(before);
+  });
+
+  it('refuses input that is not JSON with exit 1 and a one-line message giving line and column', async () => {
+    const before = dumpDatabase(db.path);
+    const syntax = db.writeFile('syntax.json', '{\n  "organization": 1,\n  x\n}\n');
+    // Cut short: JSON.parse gives no position for the end of the input.
+    const truncated = '{\n  "organization":';
+    const results = [
+      { result: await runCli(['import', syntax], { env: db.env }), where: 'line 3, column 3' },
+      {
+        result: await runCli(['import', '-'], { env: db.env, input: truncated }),
+        where: 'line 2, column 18',
+      },
+    ];
+    for (const { result, where } of results) {
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^compplan: [^\n]*not valid JSON[^\n]*\n$/);
+      expect(result.stderr).toContain(where);
+    }
+    expect(dumpDatabase(db.path)).toEqual(before);
+  });
+
+  it('a missing file or a directory exits 1 with a one-line message naming it', async () => {
+    const missing = `${db.dir}/no-such-file.json`;
+    expect(await runCli(['import', missing], { env: db.env })).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `compplan: Cannot read ${missing}: no such file\n`,
+    });
+    expect(await runCli(['import', db.dir], { env: db.env })).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `compplan: Cannot read ${db.dir}: it is a directory\n`,
+    });
+  });
+});

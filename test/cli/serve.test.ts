@@ -1,0 +1,93 @@
+// compplan serve [--port N] [--host H] [--demo] (decisions.md section 2), as a real process.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  runCli,
+  startCliServer,
+  stopAllProcesses,
+  type TempDatabase,
+  tempDatabase,
+} from '../helpers/cli.js';
+
+const LOOPBACK_URL = /^http:\/\/127\.0\.0\.1:(\d+)$/;
+const DEMO_START =
+  /^compplan is listening on (\S+)\n\nLoaded the demo data set \(organisation "demo"\) and generated a key for it\.\nIt is shown only this once:\n\n {2}(cpk_[0-9A-Za-z]{42})\n\nTry it:\n {2}curl -H "x-api-key: (\S+)" (\S+)\n\n$/;
+
+describe('compplan serve', () => {
+  let db: TempDatabase;
+  /** The key `serve --demo` printed on the first start. */
+  let demoKey = '';
+
+  beforeAll(() => {
+    db = tempDatabase();
+  });
+  afterAll(async () => {
+    await stopAllProcesses();
+    db.remove();
+  });
+
+  it('serve --demo on a new database prints a key once and a curl line that works as printed; it listens where the flags say (over PORT/HOST) and exits 0 on SIGTERM', async () => {
+    // PORT and HOST name what the flags --port 0 --host 127.0.0.1 override.
+    const first = await startCliServer(['--demo'], {
+      ...db.env,
+      PORT: '1',
+      HOST: '0.0.0.0',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      expect(first.url).toMatch(LOOPBACK_URL);
+      expect(Number(LOOPBACK_URL.exec(first.url)?.[1])).toBeGreaterThan(1);
+      const match = DEMO_START.exec(first.stderr());
+      expect(match, first.stderr()).not.toBeNull();
+      const [, url, key = '', curlKey = '', curlUrl = ''] = match ?? [];
+      demoKey = key;
+      expect(url).toBe(first.url);
+      expect(curlKey).toBe(key);
+      expect(curlUrl.startsWith(`${first.url}/`)).toBe(true);
+
+      // What the curl line does: GET the URL with the header.
+      const response = await fetch(curlUrl, { headers: { 'x-api-key': curlKey } });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { data: unknown[]; nextCursor: unknown };
+      expect(Object.keys(body)).toEqual(['data', 'nextCursor']);
+      expect(body.data.length).toBeGreaterThan(0);
+
+      const pong = await fetch(`${first.url}/ping`, { headers: { 'x-api-key': key } });
+      expect(pong.status).toBe(200);
+      expect(await pong.json()).toEqual({ message: 'pong' });
+      expect((await fetch(`${first.url}/ping`)).status).toBe(401);
+
+      // Structured JSON logs on standard output, never with the key.
+      const logLines = first
+        .stdout()
+        .split('\n')
+        .filter((line) => line.trim() !== '');
+      expect(logLines.length).toBeGreaterThan(0);
+      for (const line of logLines) expect(() => JSON.parse(line)).not.toThrow();
+      expect(first.stdout()).not.toContain(key);
+    } finally {
+      expect(await first.stop()).toEqual({ code: 0, signal: null, killed: false });
+    }
+    await expect(fetch(`${first.url}/ping`)).rejects.toThrow();
+  });
+
+  it('serve --demo on a database that has the demo prints no key, the first key still works, and a second server on its port exits 1 with a one-line message', async () => {
+    expect(demoKey).toMatch(/^cpk_/);
+    const second = await startCliServer(['--demo'], { ...db.env, LOG_LEVEL: 'warn' });
+    try {
+      expect(second.stderr()).toBe(
+        `compplan is listening on ${second.url}\nThe demo data set is loaded. Make a key with: npx compplan keys create --org demo\n\n`,
+      );
+      const again = await fetch(`${second.url}/ping`, { headers: { 'x-api-key': demoKey } });
+      expect(again.status).toBe(200);
+
+      const port = LOOPBACK_URL.exec(second.url)?.[1] ?? '';
+      const result = await runCli(['serve', '--host', '127.0.0.1', '--port', port], {
+        env: { ...db.env, LOG_LEVEL: 'silent' },
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^compplan: the port is already in use: [^\n]*\n$/);
+    } finally {
+      expect(await second.stop()).toEqual({ code: 0, signal: null, killed: false });
+    }
+  });
+});

@@ -1,0 +1,242 @@
+// `compplan import FILE.csv --org SLUG --cycle ID`: the real CLI on a real database; what
+// it loaded is read back through the real API.
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { SDK_CYCLE, SDK_ORG, sdkDataSet, sdkEmployee } from '../client/fixtures.js';
+import { dumpDatabase, runCli, type TempDatabase, tempDatabase } from '../helpers/cli.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const HEADER =
+  'id,email,firstName,lastName,preferredName,currencyCode.code,currencyCode.value,eligibilityStatus,columns.department,columns.employee.fullName,columns.employee.jobLevel,columns.employee.jobTitle,columns.other';
+
+const csv = (...lines: string[]) => `${lines.join('\r\n')}\r\n`;
+
+describe('compplan import FILE.csv --org --cycle', () => {
+  let db: TempDatabase;
+  const run = (args: string[], input?: string) =>
+    runCli(args, { env: db.env, ...(input === undefined ? {} : { input }), timeoutMs: 30_000 });
+  const importCsv = (content: string, extra: string[] = []) =>
+    run([
+      'import',
+      db.writeFile('employees.csv', content),
+      '--org',
+      SDK_ORG,
+      '--cycle',
+      SDK_CYCLE.big,
+      ...extra,
+    ]);
+
+  beforeEach(async () => {
+    db?.remove();
+    db = tempDatabase();
+    const loaded = await run(['import', db.writeFile('data.json', JSON.stringify(sdkDataSet(3)))]);
+    expect(loaded.code).toBe(0);
+  });
+  afterAll(() => db?.remove());
+
+  async function employeesServed(): Promise<unknown[]> {
+    const server: TestServer = await startTestServer({
+      database: { dialect: 'sqlite', path: db.path },
+    });
+    try {
+      const key = await server.createKey(SDK_ORG);
+      const response = await server.request(
+        `/v1/compensationPlanning/meritCycles/${SDK_CYCLE.big}/employees?limit=100`,
+        { key },
+      );
+      return ((await response.json()) as { data: unknown[] }).data;
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('loads new employees and updates matched ones, columns flattened as the export writes them', async () => {
+    const result = await importCsv(
+      csv(
+        'email,firstName,lastName,preferredName,currencyCode,eligibilityStatus,columns.department,columns.employee.jobTitle,columns.employee.jobLevel,columns.costCenter',
+        'kim@sdk.example,Kim,"Park, PhD",,KRW,eligible,"Research, Seoul",Scientist,L4,CC-7',
+        'person0@sdk.example,Ada,Lovelace,Countess,GBP,ineligible,Engineering,Engineer,L1,',
+      ),
+    );
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toBe(
+      [
+        'Imported sdk:',
+        '  merit cycles: 0 created, 0 updated, 1 unchanged',
+        '  employees:    1 created, 1 updated, 0 unchanged, 0 removed',
+        '',
+      ].join('\n'),
+    );
+    const served = (await employeesServed()) as { email: string }[];
+    expect(served.find((employee) => employee.email === 'kim@sdk.example')).toEqual({
+      id: expect.stringMatching(/^mce_[0-9a-f-]{36}$/),
+      email: 'kim@sdk.example',
+      firstName: 'Kim',
+      lastName: 'Park, PhD',
+      preferredName: null,
+      currencyCode: { code: 'KRW', value: 'South Korean Won' },
+      eligibilityStatus: 'eligible',
+      columns: {
+        department: { name: 'Department', type: 'text', value: 'Research, Seoul' },
+        employee: {
+          name: 'Employee',
+          type: 'composite',
+          value: { jobTitle: 'Scientist', jobLevel: 'L4' },
+        },
+        costCenter: { name: 'Cost center', type: 'text', value: 'CC-7' },
+      },
+    });
+    expect(served.find((employee) => employee.email === 'person0@sdk.example')).toEqual(
+      expect.objectContaining({
+        id: sdkEmployee(0).id,
+        preferredName: 'Countess',
+        eligibilityStatus: 'ineligible',
+        columns: {
+          department: { name: 'Department', type: 'text', value: 'Engineering' },
+          employee: {
+            name: 'Employee',
+            type: 'composite',
+            value: { jobTitle: 'Engineer', jobLevel: 'L1' },
+          },
+        },
+      }),
+    );
+  });
+
+  it('loads back what `compplan export employees` wrote, changing nothing', async () => {
+    const server = await startTestServer({ database: { dialect: 'sqlite', path: db.path } });
+    let exported: string;
+    try {
+      const key = await server.createKey(SDK_ORG);
+      const result = await runCli(
+        ['export', 'employees', '--cycle', SDK_CYCLE.big, '--base-url', server.url, '--key', key],
+        { timeoutMs: 30_000 },
+      );
+      expect(result.code).toBe(0);
+      exported = result.stdout;
+    } finally {
+      await server.close();
+    }
+    expect(exported.startsWith(`\uFEFF${HEADER}\r\n`)).toBe(true);
+    const before = dumpDatabase(db.path).merit_cycle_employees;
+    const result = await importCsv(exported);
+    expect(result.stdout).toContain('employees:    0 created, 0 updated, 3 unchanged, 0 removed');
+    expect(dumpDatabase(db.path).merit_cycle_employees).toEqual(before);
+  });
+
+  it('refuses the whole file, changing nothing, and names the row (its line) and column of each problem', async () => {
+    const before = dumpDatabase(db.path);
+    const result = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus,columns.department',
+        'good@sdk.example,Good,Row,USD,eligible,Ops',
+        'not-an-email,Bad,Email,USD,eligible,Ops',
+        'x@sdk.example,"Multi',
+        'line",Name,XXX,maybe,Ops',
+        'GOOD@sdk.example,Same,Email,USD,eligible,',
+        'y@sdk.example, ,Blank,EUR,eligible,Ops',
+      ),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      [
+        'compplan: the data set was not imported; nothing changed.',
+        'row at line 3, column "email": must be an email address',
+        'row at line 4, column "currencyCode": must be an ISO 4217 currency code, e.g. USD',
+        'row at line 4, column "eligibilityStatus": Invalid option: expected one of "eligible"|"ineligible"',
+        'row at line 7, column "firstName": must not be empty',
+        '',
+      ].join('\n'),
+    );
+    expect(dumpDatabase(db.path)).toEqual(before);
+  });
+
+  it('names both rows of an email given twice (emails compare case-insensitively)', async () => {
+    const result = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        'twice@sdk.example,One,Row,USD,eligible',
+        'other@sdk.example,Other,Row,USD,eligible',
+        'TWICE@sdk.example,Two,Row,USD,eligible',
+      ),
+    );
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: [
+        'compplan: the data set was not imported; nothing changed.',
+        'row at line 4, column "email": repeats the email of the row at line 2 (emails compare case-insensitively)',
+        '',
+      ].join('\n'),
+    });
+  });
+
+  it('refuses a header it does not know or that lacks a required column', async () => {
+    const result = await importCsv(
+      csv(
+        'email,firstName,lastname,currencyCode,eligibilityStatus',
+        'a@b.example,A,B,USD,eligible',
+      ),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      [
+        'compplan: the data set was not imported; nothing changed.',
+        'header: "lastname" is not a column of this format (see docs/import-format.md, "CSV")',
+        'header: the column "lastName" is missing',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('refuses a row with the wrong number of fields, and a quote that never closes', async () => {
+    const short = await importCsv(
+      csv('email,firstName,lastName,currencyCode,eligibilityStatus', 'a@b.example,A,B,USD'),
+    );
+    expect(short.stderr).toContain('row at line 2: has 4 fields, the header has 5');
+    const open = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        'a@b.example,"A,B,USD,eligible',
+      ),
+    );
+    expect(open.stderr).toContain('line 2: a quoted field is never closed');
+    expect(open.code).toBe(1);
+  });
+
+  it('removes the employees the file does not list with --prune', async () => {
+    const result = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        'person1@sdk.example,Zoë,Hopper,EUR,eligible',
+      ),
+      ['--prune'],
+    );
+    expect(result.stdout).toContain('employees:    0 created, 1 updated, 0 unchanged, 2 removed');
+    expect(
+      ((await employeesServed()) as { email: string }[]).map((employee) => employee.email),
+    ).toEqual(['person1@sdk.example']);
+  });
+
+  it('needs --org and --cycle, and a cycle of that organisation', async () => {
+    const file = db.writeFile(
+      'e.csv',
+      csv('email,firstName,lastName,currencyCode,eligibilityStatus'),
+    );
+    expect(await run(['import', file, '--org', SDK_ORG])).toMatchObject({
+      code: 2,
+      stderr: 'compplan: a CSV import needs --org SLUG and --cycle ID\n',
+    });
+    expect(
+      await run([
+        'import',
+        file,
+        '--org',
+        SDK_ORG,
+        '--cycle',
+        'mc_00000000-0000-4000-8000-000000000000',
+      ]),
+    ).toMatchObject({
+      code: 1,
+      stderr: `compplan: no merit cycle mc_00000000-0000-4000-8000-000000000000 in organisation "${SDK_ORG}"\n`,
+    });
+  });
+});

@@ -1,0 +1,266 @@
+// Runs the real, compiled command line (`node bin/compplan.js …`) as a child process, as
+// users and the acceptance tests do. `npm run build` must have run (npm test does it).
+// Every process started here is tracked by PID and stopped by its owner: SIGTERM first,
+// SIGKILL only when it has not exited a few seconds later.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
+
+/** The variables the configuration reads: never inherited from the shell running the tests. */
+const CONFIG_VARIABLES = [
+  'PORT',
+  'HOST',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'RATE_LIMIT_PER_SECOND',
+  'LOG_LEVEL',
+  'METRICS_PORT',
+  'TRUST_PROXY',
+] as const;
+
+export interface CliResult {
+  /** Exit code; null when the process was ended by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** Added to (and overriding) a clean environment; `undefined` removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** Written to standard input, which is then closed. Without it stdin is closed at once. */
+  input?: string;
+  timeoutMs?: number;
+}
+
+function environment(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of CONFIG_VARIABLES) delete env[name];
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+const running = new Set<ChildProcess>();
+
+function spawnCli(args: readonly string[], env: Record<string, string | undefined> | undefined) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: REPO_ROOT,
+    env: environment(env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  // A child that exits before reading its input must not crash the test with EPIPE.
+  child.stdin?.on('error', () => {});
+  return child;
+}
+
+/** Sends SIGTERM to one process we started; SIGKILL when it has not exited after `graceMs`. */
+export async function stopProcess(
+  child: ChildProcess,
+  graceMs = 5_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return { code: child.exitCode, signal: child.signalCode, killed: false };
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  if (child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), graceMs);
+  });
+  const first = await Promise.race([exited, late]);
+  clearTimeout(timer);
+  if (first !== 'late') return { ...first, killed: false };
+  if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  return { ...(await exited), killed: true };
+}
+
+/** Runs `compplan ARGS…` to completion and returns what it printed and its exit code. */
+export async function runCli(
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<CliResult> {
+  const child = spawnCli(args, options.env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  child.stdin?.end(options.input ?? '');
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void stopProcess(child, 2_000);
+  }, timeoutMs);
+  const { code, signal } = await new Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+  }>((resolve, reject) => {
+    child.once('error', reject);
+    // 'close' (not 'exit'): standard output and error have been read to the end.
+    child.once('close', (exitCode, exitSignal) => resolve({ code: exitCode, signal: exitSignal }));
+  }).finally(() => clearTimeout(timer));
+  if (timedOut) {
+    throw new Error(
+      `compplan ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+    );
+  }
+  return { code, signal, stdout, stderr };
+}
+
+export interface CliServer {
+  /** The URL the server printed, e.g. http://127.0.0.1:41234 */
+  url: string;
+  process: ChildProcess;
+  /** Everything written to standard error so far (the human-readable start-up text). */
+  stderr(): string;
+  /** Everything written to standard output so far (the JSON log lines). */
+  stdout(): string;
+  /** SIGTERM, then SIGKILL after a grace period; resolves with how the process ended. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }>;
+}
+
+const LISTENING = /compplan is listening on (http:\/\/\S+)/;
+
+/**
+ * Starts `compplan serve --port 0 --host 127.0.0.1 [extra…]` and waits until it prints the
+ * URL it listens on. Start-up output ends with an empty line, which is waited for too, so
+ * that what `serve --demo` prints after the URL has all arrived.
+ */
+export async function startCliServer(
+  extraArgs: readonly string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 20_000,
+): Promise<CliServer> {
+  const child = spawnCli(['serve', '--port', '0', '--host', '127.0.0.1', ...extraArgs], env);
+  child.stdin?.end();
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  const stop = () => stopProcess(child);
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`the server did not start within ${timeoutMs} ms: ${stderr}`)),
+        timeoutMs,
+      );
+      let settle: NodeJS.Timeout | undefined;
+      child.stderr?.on('data', (chunk: string) => {
+        stderr += chunk;
+        const url = LISTENING.exec(stderr)?.[1];
+        if (!url) return;
+        clearTimeout(settle);
+        const done = () => {
+          clearTimeout(timer);
+          resolve(url);
+        };
+        // The start-up text ends with an empty line; should it not, take what came in 1 s.
+        if (stderr.endsWith('\n\n')) done();
+        else settle = setTimeout(done, 1_000);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`the server exited (${code ?? signal}) before listening: ${stderr}`));
+      });
+    });
+    return { url, process: child, stderr: () => stderr, stdout: () => stdout, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Stops every process this helper started that is still running (a safety net for afterAll). */
+export async function stopAllProcesses(): Promise<void> {
+  await Promise.all([...running].map((child) => stopProcess(child)));
+}
+
+export interface TempDatabase {
+  dir: string;
+  /** Path of the SQLite file. */
+  path: string;
+  /** `{ DATABASE_URL: 'sqlite:…' }`, to pass as (part of) a command's environment. */
+  env: Record<string, string>;
+  /** Writes a file into the temporary directory and returns its path. */
+  writeFile(name: string, content: string): string;
+  remove(): void;
+}
+
+export function tempDatabase(): TempDatabase {
+  const dir = mkdtempSync(join(tmpdir(), 'compplan-cli-'));
+  const path = join(dir, 'x.db');
+  return {
+    dir,
+    path,
+    env: { DATABASE_URL: `sqlite:${path}` },
+    writeFile(name, content) {
+      const file = join(dir, name);
+      writeFileSync(file, content);
+      return file;
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every row of every table of a SQLite database, in a stable order: for before/after checks. */
+export function dumpDatabase(path: string): Record<string, unknown[]> {
+  const sqlite = new SQLite(path, { readonly: true, fileMustExist: true });
+  try {
+    const tables = sqlite
+      .prepare("select name from sqlite_master where type = 'table' order by name")
+      .all() as { name: string }[];
+    return Object.fromEntries(
+      tables.map(({ name }) => [
+        name,
+        sqlite.prepare(`select * from "${name.replaceAll('"', '""')}" order by rowid`).all(),
+      ]),
+    );
+  } finally {
+    sqlite.close();
+  }
+}
+
+/**
+ * Runs several commands, at most `concurrency` at a time (the machine has two cores: more
+ * only makes each one slower), and returns their results in the order given.
+ */
+export async function runAllCli(
+  calls: readonly (readonly string[])[],
+  options: RunOptions | ((index: number) => RunOptions) = {},
+  concurrency = 2,
+): Promise<CliResult[]> {
+  const results: CliResult[] = new Array(calls.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < calls.length) {
+      const index = next++;
+      const args = calls[index] ?? [];
+      results[index] = await runCli(args, typeof options === 'function' ? options(index) : options);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, worker));
+  return results;
+}

@@ -1,0 +1,137 @@
+// A browser-like HTTP client for the web application under /app: keeps cookies, never
+// follows redirects (tests assert them), and reads the CSRF token out of forms. The
+// browser tests (test/web) drive real Chromium; this drives the same server with fetch,
+// for the cases a browser would never send (a forged or cross-site post).
+import type { DataSetInput } from '../../src/import/schema.js';
+
+export interface WebResponse {
+  status: number;
+  headers: Headers;
+  body: string;
+  /** The Location header of a redirect, else null. */
+  location: string | null;
+  /** The raw Set-Cookie lines of the response. */
+  setCookies: string[];
+}
+
+export class WebClient {
+  readonly cookies = new Map<string, string>();
+
+  constructor(readonly baseUrl: string) {}
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  async request(
+    method: string,
+    path: string,
+    options: { form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<WebResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
+    let body: string | undefined;
+    if (options.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(options.form).toString();
+    }
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+    });
+    const setCookies = response.headers.getSetCookie();
+    for (const line of setCookies) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      const name = pair.slice(0, at).trim();
+      const value = pair.slice(at + 1).trim();
+      if (/Max-Age=0(;|$)/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: await response.text(),
+      location: response.headers.get('location'),
+      setCookies,
+    };
+  }
+
+  get(path: string, headers?: Record<string, string>): Promise<WebResponse> {
+    return this.request('GET', path, headers ? { headers } : {});
+  }
+
+  post(
+    path: string,
+    form: Record<string, string>,
+    headers?: Record<string, string>,
+  ): Promise<WebResponse> {
+    return this.request('POST', path, headers ? { form, headers } : { form });
+  }
+
+  /** GETs a page and returns the CSRF token of its (first) form. */
+  async csrfToken(path: string): Promise<string> {
+    const page = await this.get(path);
+    return csrfTokenOf(page.body);
+  }
+
+  /** Signs in through the sign-in form; returns the answer to the form post. */
+  async signIn(email: string, password: string): Promise<WebResponse> {
+    const _csrf = await this.csrfToken('/app/sign-in');
+    return this.post('/app/sign-in', { _csrf, email, password });
+  }
+
+  /** Signs in with a one-time password and chooses `newPassword`; ends signed in. */
+  async signInFirstTime(email: string, oneTimePassword: string, newPassword: string) {
+    const signedIn = await this.signIn(email, oneTimePassword);
+    if (signedIn.location !== '/app/password') {
+      throw new Error(`first sign-in went to ${signedIn.location} (${signedIn.status})`);
+    }
+    const _csrf = await this.csrfToken('/app/password');
+    const chosen = await this.post('/app/password', {
+      _csrf,
+      password: newPassword,
+      confirmation: newPassword,
+    });
+    if (chosen.location !== '/app/settings/connections') {
+      throw new Error(`choosing a password answered ${chosen.status}: ${chosen.body}`);
+    }
+  }
+}
+
+export function csrfTokenOf(html: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!match?.[1]) throw new Error('no CSRF token in the page');
+  return match[1];
+}
+
+/** The text content of an HTML fragment, whitespace collapsed (for exact assertions). */
+export function textOf(html: string): string {
+  return html
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** A small organisation for the web tests, loaded through the import path. */
+export function webDataSet(slug: string, apiKeysEnabled = true): DataSetInput {
+  return {
+    organization: { slug, name: `${slug[0]?.toUpperCase()}${slug.slice(1)} Corp`, apiKeysEnabled },
+    meritCycles: [
+      {
+        name: '2026 Annual Merit',
+        status: 'active',
+        startDate: '2026-01-01T00:00:00.000Z',
+        endDate: '2026-03-31T23:59:59.999Z',
+        currency: 'USD',
+      },
+    ],
+  };
+}

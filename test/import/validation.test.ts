@@ -1,0 +1,306 @@
+// Validation of an import file (decisions.md section 3): every problem is reported with
+// the JSON path of the field at fault, before anything is written.
+import { describe, expect, it } from 'vitest';
+import { DataSetSyntaxError, ImportError } from '../../src/import/errors.js';
+import { parseDataSet, parseDataSetText } from '../../src/import/parse.js';
+import { acmeDataSet } from '../fixtures/data-sets.js';
+
+// The fixture as plain JSON, to break in ways its type would not allow.
+// biome-ignore lint/suspicious/noExplicitAny: the point is to write what the type forbids
+type Json = any;
+
+function problemsOf(mutate: (dataSet: Json) => void): readonly string[] {
+  const dataSet = JSON.parse(JSON.stringify(acmeDataSet())) as Json;
+  mutate(dataSet);
+  try {
+    parseDataSet(dataSet);
+  } catch (error) {
+    if (error instanceof ImportError) return error.problems;
+    throw error;
+  }
+  throw new Error('the data set was accepted');
+}
+
+function problemsOfText(text: string): readonly string[] {
+  try {
+    parseDataSetText(text);
+  } catch (error) {
+    if (error instanceof ImportError) return error.problems;
+    if (error instanceof DataSetSyntaxError) return [error.message];
+    throw error;
+  }
+  throw new Error('the text was accepted');
+}
+
+const NOT_ISO_4217 = 'must be an ISO 4217 currency code, e.g. USD';
+
+describe('import validation', () => {
+  it('accepts the reference data set', () => {
+    expect(() => parseDataSet(acmeDataSet())).not.toThrow();
+  });
+
+  it.each<[string, (d: Json) => void, string[]]>([
+    [
+      'a bad email',
+      (d) => {
+        d.meritCycles[1].employees[3].email = 'not-an-email';
+      },
+      ['meritCycles[1].employees[3].email: must be an email address'],
+    ],
+    [
+      'an unknown currency code ABC',
+      (d) => {
+        d.meritCycles[0].employees[0].currencyCode = 'ABC';
+      },
+      [`meritCycles[0].employees[0].currencyCode: ${NOT_ISO_4217}`],
+    ],
+    [
+      'a lower-case currency code usd',
+      (d) => {
+        d.meritCycles[0].employees[0].currencyCode = 'usd';
+      },
+      [`meritCycles[0].employees[0].currencyCode: ${NOT_ISO_4217}`],
+    ],
+    [
+      'a bad code in the object form of currencyCode',
+      (d) => {
+        d.meritCycles[0].employees[1].currencyCode = { code: 'usd', value: 'US Dollar' };
+      },
+      [`meritCycles[0].employees[1].currencyCode.code: ${NOT_ISO_4217}`],
+    ],
+    [
+      'a bad cycle currency',
+      (d) => {
+        d.meritCycles[2].currency = 'ABC';
+      },
+      [`meritCycles[2].currency: ${NOT_ISO_4217}`],
+    ],
+    [
+      'an exchange rate that is not positive',
+      (d) => {
+        d.meritCycles[0].exchangeRates.EUR = 0;
+      },
+      ['meritCycles[0].exchangeRates.EUR: must be a positive number'],
+    ],
+    [
+      'a text column holding a number',
+      (d) => {
+        d.meritCycles[0].employees[0].columns.department.value = 42;
+      },
+      [
+        'meritCycles[0].employees[0].columns.department.value: a text column value must be a string',
+      ],
+    ],
+    [
+      'a text column whose key needs quoting',
+      (d) => {
+        d.meritCycles[0].employees[0].columns['job level'] = { name: 'L', type: 'text', value: 3 };
+      },
+      [
+        'meritCycles[0].employees[0].columns["job level"].value: a text column value must be a string',
+      ],
+    ],
+    [
+      'a composite column that is not an object',
+      (d) => {
+        d.meritCycles[0].employees[0].columns.employee.value = 'Ada Lovelace';
+      },
+      [
+        'meritCycles[0].employees[0].columns.employee.value: a composite column value must be an object whose parts are strings',
+      ],
+    ],
+    [
+      'a duplicate email in a cycle, compared case-insensitively',
+      (d) => {
+        d.meritCycles[0].employees[2].email = 'ADA@Acme.Example';
+      },
+      [
+        'meritCycles[0].employees[2].email: repeats the email of employees[0] (emails compare case-insensitively)',
+      ],
+    ],
+    [
+      'a duplicate cycle name',
+      (d) => {
+        d.meritCycles[3].name = '2025 Annual Merit';
+      },
+      ['meritCycles[3].name: repeats the name of meritCycles[0]'],
+    ],
+    [
+      'an endDate before the startDate',
+      (d) => {
+        d.meritCycles[0].endDate = '2024-12-31T23:59:59.999Z';
+      },
+      ['meritCycles[0].endDate: must not be before startDate'],
+    ],
+    [
+      'an endDate before the startDate once both are in UTC',
+      (d) => {
+        // 2024-12-31T22:00:00Z, one millisecond after the endDate.
+        d.meritCycles[0].startDate = '2025-01-01T00:00:00+02:00';
+        d.meritCycles[0].endDate = '2024-12-31T21:59:59.999Z';
+      },
+      ['meritCycles[0].endDate: must not be before startDate'],
+    ],
+    [
+      'malformed ids (short, upper-case UUID, wrong prefix)',
+      (d) => {
+        d.meritCycles[0].id = 'mc_123';
+        d.meritCycles[1].id = 'mc_10000000-0000-4000-8000-00000000000A';
+        d.meritCycles[2].id = 'mce_10000000-0000-4000-8000-000000000003';
+        d.meritCycles[0].employees[0].id = 'mc_10000000-0000-4000-8000-00000000a001';
+      },
+      [
+        'meritCycles[0].id: must be mc_ followed by a lowercase UUID',
+        'meritCycles[0].employees[0].id: must be mce_ followed by a lowercase UUID',
+        'meritCycles[1].id: must be mc_ followed by a lowercase UUID',
+        'meritCycles[2].id: must be mc_ followed by a lowercase UUID',
+      ],
+    ],
+    [
+      'ids repeated within the file',
+      (d) => {
+        d.meritCycles[1].id = d.meritCycles[0].id;
+        d.meritCycles[1].employees[1].id = d.meritCycles[1].employees[0].id;
+        d.meritCycles[1].employees[2].id = d.meritCycles[0].employees[0].id;
+      },
+      [
+        'meritCycles[1].employees[1].id: repeats the id of employees[0]',
+        'meritCycles[1].id: repeats the id of meritCycles[0]',
+        'meritCycles[1].employees[2].id: repeats the id of meritCycles[0].employees[0]: an employee id belongs to one merit cycle',
+      ],
+    ],
+    [
+      'dates that are not ISO 8601 date-times',
+      (d) => {
+        d.meritCycles[0].startDate = '2025-13-01T00:00:00Z';
+        d.meritCycles[1].endDate = '2025-01-01';
+      },
+      [
+        'meritCycles[0].startDate: must be an ISO 8601 date-time, e.g. 2025-01-01T00:00:00.000Z',
+        'meritCycles[1].endDate: must be an ISO 8601 date-time, e.g. 2025-01-01T00:00:00.000Z',
+      ],
+    ],
+    [
+      'a bad organisation slug',
+      (d) => {
+        d.organization.slug = 'Acme Corp';
+      },
+      ['organization.slug: must be 1–63 lowercase letters, digits and inner hyphens, e.g. acme'],
+    ],
+  ])('reports %s with its JSON path', (_label, mutate, expected) => {
+    expect(problemsOf(mutate)).toEqual(expected);
+  });
+
+  it('reports a composite column part that is not a string at the path of that part', () => {
+    const problems = problemsOf((d) => {
+      d.meritCycles[0].employees[0].columns.employee.value.jobLevel = 5;
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^meritCycles\[0\]\.employees\[0\]\.columns\.employee\.value\.jobLevel: /,
+    );
+  });
+
+  it('reports an unknown field anywhere in the file, each with its path', () => {
+    const problems = problemsOf((d) => {
+      d.extra = 1;
+      d.organization.plan = 'gold';
+      d.meritCycles[1].colour = 'blue';
+      d.meritCycles[0].employees[2].salary = 100_000;
+      d.meritCycles[0].employees[2].columns.department.width = 3;
+      d.meritCycles[0].employees[0].currencyCode = { code: 'GBP', name: 'Pound' };
+    });
+    expect([...problems].sort()).toEqual(
+      [
+        'extra: is not a field of this format',
+        'organization.plan: is not a field of this format',
+        'meritCycles[1].colour: is not a field of this format',
+        'meritCycles[0].employees[2].salary: is not a field of this format',
+        'meritCycles[0].employees[2].columns.department.width: is not a field of this format',
+        'meritCycles[0].employees[0].currencyCode.name: is not a field of this format',
+      ].sort(),
+    );
+  });
+
+  it('reports a wrong enum value or a missing required field at its path', () => {
+    const problems = problemsOf((d) => {
+      d.meritCycles[2].status = 'open';
+      d.meritCycles[0].employees[1].eligibilityStatus = 'yes';
+      delete d.meritCycles[1].employees[0].firstName;
+    });
+    expect(problems.map((problem) => problem.split(': ')[0])).toEqual([
+      'meritCycles[0].employees[1].eligibilityStatus',
+      'meritCycles[1].employees[0].firstName',
+      'meritCycles[2].status',
+    ]);
+  });
+
+  it('reports values of the wrong JSON type at their path, also where fields are compared with each other', () => {
+    const problems = problemsOf((d) => {
+      d.meritCycles[0].employees[1].email = 42;
+      d.meritCycles[0].employees[2] = null;
+      d.meritCycles[1].name = 5;
+      d.meritCycles[2].employees = 'none';
+      d.meritCycles[3] = null;
+    });
+    expect(problems).toEqual([
+      'meritCycles[0].employees[1].email: must be an email address',
+      'meritCycles[0].employees[2]: Invalid input: expected object, received null',
+      'meritCycles[1].name: Invalid input: expected string, received number',
+      'meritCycles[2].employees: Invalid input: expected array, received string',
+      'meritCycles[3]: Invalid input: expected object, received null',
+    ]);
+  });
+
+  it('reports every bad field of a file at once, and says how many in its message', () => {
+    const dataSet = JSON.parse(JSON.stringify(acmeDataSet())) as Json;
+    dataSet.meritCycles[0].employees[1].email = 'grace';
+    dataSet.meritCycles[1].employees[3].currencyCode = 'usd';
+    let error: unknown;
+    try {
+      parseDataSet(dataSet);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ImportError);
+    expect((error as ImportError).message).toBe(
+      [
+        '2 problems:',
+        'meritCycles[0].employees[1].email: must be an email address',
+        `meritCycles[1].employees[3].currencyCode: ${NOT_ISO_4217}`,
+      ].join('\n'),
+    );
+  });
+
+  it('caps the report at 50 problems and says how many more there are', () => {
+    const problems = problemsOf((d) => {
+      for (let i = 0; i < 60; i++) {
+        d.meritCycles[0][`unknown${i}`] = i;
+      }
+    });
+    expect(problems).toHaveLength(51);
+    expect(problems[50]).toBe('… and 10 more');
+  });
+
+  it('reports text that is not JSON with its line and column', () => {
+    expect(problemsOfText('{\n  "organization": 1,\n  x\n}\n')).toEqual([
+      expect.stringMatching(/^not valid JSON \(line 3, column 3\): /),
+    ]);
+    expect(problemsOfText('{\n  "organization": {"slug": "acme",\n')).toEqual([
+      expect.stringMatching(/^not valid JSON \(line 3, column 1\): /),
+    ]);
+  });
+
+  it('reports a file cut short with the line and column where it ends', () => {
+    // JSON.parse says only "Unexpected end of JSON input", without a position.
+    expect(problemsOfText('{\n  "organization":')).toEqual([
+      expect.stringMatching(/^not valid JSON \(line 2, column 18\): /),
+    ]);
+  });
+
+  it('reports JSON that is not an object as a problem of the whole file', () => {
+    expect(problemsOfText('[]')).toEqual([
+      '(the file): Invalid input: expected object, received array',
+    ]);
+  });
+});
