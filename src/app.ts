@@ -141,11 +141,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rateLimit, { config });
   await app.register(metrics);
   await app.register(authentication);
+  // Collects every read-only route from here on, /openapi.json and /docs included.
+  const notAllowed = methodNotAllowed(app);
   // Before the routes: the document is collected as they are registered.
   await app.register(openapi);
   await app.register(docsPage);
-
-  const notAllowed = methodNotAllowed(app);
   await app.register(healthRoutes);
   await app.register(apiRoutes);
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
