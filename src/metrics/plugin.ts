@@ -40,7 +40,7 @@ export default fp(
     });
     const rateLimited = new Counter({
       name: 'compplan_rate_limited_total',
-      help: 'Requests answered 429, by the limit they met: key (per-key quota) or auth-failure (per address).',
+      help: 'Requests answered 429, by the limit they met: key (per-second quota), concurrency (requests in flight per key) or auth-failure (per address).',
       labelNames: ['limit'] as const,
       registers: [registry],
     });
