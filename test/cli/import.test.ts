@@ -167,4 +167,40 @@ describe('compplan import', () => {
       stderr: `compplan: Cannot read ${db.dir}: it is a directory\n`,
     });
   });
+  it('loads NDJSON (by the .ndjson name, or by its first line from standard input); problems name the line', async () => {
+    const dataSet = acmeDataSet();
+    const lines = [JSON.stringify({ organization: dataSet.organization })];
+    for (const { employees, ...cycle } of dataSet.meritCycles) {
+      lines.push(JSON.stringify({ meritCycle: cycle }));
+      for (const employee of employees ?? []) {
+        lines.push(JSON.stringify({ employee, meritCycle: cycle.id ?? cycle.name }));
+      }
+    }
+    const file = db.writeFile('acme.ndjson', `${lines.join('\n')}\n`);
+    // The same data set as acme.json: once that is loaded, the NDJSON changes nothing.
+    expect((await runCli(['import', acmeFile], { env: db.env })).code).toBe(0);
+    const before = dumpDatabase(db.path);
+    const result = await runCli(['import', file], { env: db.env });
+    expect(result).toEqual({
+      code: 0,
+      signal: null,
+      stdout: summary('Imported acme:', [0, 0, 6], [0, 0, 11, 0]),
+      stderr: '',
+    });
+    const piped = await runCli(['import', '-'], { env: db.env, input: lines.join('\n') });
+    expect(piped.stdout).toBe(summary('Imported acme:', [0, 0, 6], [0, 0, 11, 0]));
+    expect(dumpDatabase(db.path)).toEqual(before);
+
+    const bad = [...lines];
+    bad[2] = (bad[2] ?? '').replace('@', ' at ');
+    const badFile = db.writeFile('bad.ndjson', bad.join('\n'));
+    const refused = await runCli(['import', badFile], { env: db.env });
+    expect(refused).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `${NOT_IMPORTED}line 3: meritCycles[0].employees[0].email: must be an email address\n`,
+    });
+    expect(dumpDatabase(db.path)).toEqual(before);
+  });
 });

@@ -34,7 +34,7 @@ export function registerImport(program: Command): void {
   program
     .command('import')
     .description(
-      "Load a data set (JSON), or a merit cycle's employees (CSV, with --org and --cycle); all or nothing. See docs/import-format.md",
+      "Load a data set (JSON or NDJSON), or a merit cycle's employees (CSV, with --org and --cycle); all or nothing. See docs/import-format.md",
     )
     .argument('<file>', 'the data set file, or - for standard input')
     .option('--org <slug>', 'CSV: the organisation of the merit cycle')
@@ -65,10 +65,13 @@ export function registerImport(program: Command): void {
       const { parseDataSetText } = await import('../../import/parse.js');
       const { importDataSet } = await import('../../import/load.js');
       const { DataSetSyntaxError } = await import('../../import/errors.js');
+      const { looksLikeNdjson, parseNdjsonDataSet } = await import('../../import/ndjson.js');
       const source = await readSource(file);
+      // NDJSON by its extension, or by its first line (standard input, other names).
+      const ndjson = /\.(ndjson|jsonl)$/i.test(file) || looksLikeNdjson(source);
       let dataSet: ReturnType<typeof parseDataSetText>;
       try {
-        dataSet = parseDataSetText(source);
+        dataSet = ndjson ? parseNdjsonDataSet(source) : parseDataSetText(source);
       } catch (error) {
         if (!(error instanceof DataSetSyntaxError)) throw error;
         const name = file === '-' ? 'standard input' : file;
