@@ -191,7 +191,7 @@ const SHARED_RESPONSES: Record<string, Response> = {
     ),
   },
   UriTooLong: {
-    description: 'The URL is longer than 4 KiB (a cursor is at most 2,048 characters).',
+    description: 'The URL is longer than 8 KiB (a cursor is at most 2,048 characters).',
     headers: headersOf({ rateLimit: 'none', requestId: 'optional' }),
     content: errorContent(
       'ErrorBody',

@@ -363,7 +363,7 @@ describe('pagination', () => {
       await expectCursorRefused(MERIT_CYCLES, garbage, INVALID_CURSOR);
     });
 
-    // Over the 2,048 characters a cursor may have, under the 4 KiB a URL may have (a longer
+    // Over the 2,048 characters a cursor may have, under the 8 KiB a URL may have (a longer
     // URL is refused earlier, with 414: test/api/abuse-limits.test.ts).
     it('a 3,000-character cursor', async () => {
       await expectCursorRefused(MERIT_CYCLES, 'A'.repeat(3_000), INVALID_CURSOR);

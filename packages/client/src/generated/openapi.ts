@@ -351,7 +351,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The URL is longer than 4 KiB (a cursor is at most 2,048 characters). */
+        /** @description The URL is longer than 8 KiB (a cursor is at most 2,048 characters). */
         UriTooLong: {
             headers: {
                 /**
