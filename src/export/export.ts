@@ -62,6 +62,19 @@ interface ExportState {
   header: string[] | undefined;
 }
 
+/** The state of an export that has written nothing yet. */
+function newState(request: ExportRequest): ExportState {
+  return {
+    version: 1,
+    request,
+    bytes: 0,
+    rows: 0,
+    pages: 0,
+    nextCursor: undefined,
+    header: undefined,
+  };
+}
+
 const MERIT_CYCLE_COLUMNS = ['id', 'name', 'status', 'startDate', 'endDate', 'createdDate'];
 const EMPLOYEE_COLUMNS = [
   'id',
@@ -200,15 +213,7 @@ async function fileSink(
       throw new ExportError(`${output} exists: add --force to overwrite it`);
     }
     handle = await open(output, 'w');
-    state = {
-      version: 1,
-      request,
-      bytes: 0,
-      rows: 0,
-      pages: 0,
-      nextCursor: undefined,
-      header: undefined,
-    };
+    state = newState(request);
     const start = opening(request.format);
     await handle.write(start);
     state.bytes = Buffer.byteLength(start);
@@ -247,15 +252,7 @@ function streamSink(stream: Writable, request: ExportRequest): { sink: Sink; sta
     new Promise<void>((resolve, reject) => {
       stream.write(text, (error) => (error ? reject(error) : resolve()));
     });
-  const state: ExportState = {
-    version: 1,
-    request,
-    bytes: 0,
-    rows: 0,
-    pages: 0,
-    nextCursor: undefined,
-    header: undefined,
-  };
+  const state = newState(request);
   let started = false;
   return {
     state,
