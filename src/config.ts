@@ -107,6 +107,11 @@ const envSchema = z.object({
     }),
 });
 
+/** Every environment variable the configuration reads. */
+export const CONFIG_VARIABLES = Object.freeze(
+  Object.keys(envSchema.shape),
+) as readonly (keyof typeof envSchema.shape)[];
+
 /** Variables a Config is read from; a value that is empty counts as unset. */
 export type Environment = Readonly<Record<string, string | undefined>>;
 

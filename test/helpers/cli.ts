@@ -8,21 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
+import { CONFIG_VARIABLES } from '../../src/config.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
-
-/** The variables the configuration reads: never inherited from the shell running the tests. */
-const CONFIG_VARIABLES = [
-  'PORT',
-  'HOST',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'RATE_LIMIT_PER_SECOND',
-  'LOG_LEVEL',
-  'METRICS_PORT',
-  'TRUST_PROXY',
-] as const;
 
 export interface CliResult {
   /** Exit code; null when the process was ended by a signal. */

@@ -5,21 +5,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONFIG_VARIABLES } from '../../../src/config.js';
 import { stopProcess, waitFor } from './process.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
-
-/** Every variable src/config.ts reads. */
-const CONFIG_VARIABLES = [
-  'PORT',
-  'HOST',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'RATE_LIMIT_PER_SECOND',
-  'LOG_LEVEL',
-  'METRICS_PORT',
-] as const;
 
 export type CompplanEnvironment = Readonly<Record<string, string>>;
 
