@@ -14,7 +14,6 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { z } from 'zod';
 import { API_KEY_HEADER } from './authentication.js';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -24,14 +23,6 @@ export const DOCS_PREFIX = '/docs';
 const PUBLIC_PATHS = new Set(['/healthz', '/readyz']);
 
 const SECURITY_SCHEME = 'ApiKey';
-
-// Fastify's own answer to a request that arrives while the server shuts down (it never
-// reaches the error handler, so it has neither the standard body nor x-request-id).
-z.object({
-  error: z.literal('Service Unavailable'),
-  message: z.string(),
-  statusCode: z.literal(503),
-}).meta({ id: 'ShuttingDownBody' });
 
 type Document = OpenAPIV3_1.Document;
 type Operation = OpenAPIV3_1.OperationObject;
@@ -159,6 +150,21 @@ const errorContent = (schema: string, example: unknown) => ({
   'application/json': { schema: ref('schemas', schema), example },
 });
 
+/**
+ * A request refused before it was routed or authenticated (by Node's HTTP parser or the
+ * first hook): no rate-limit headers, and no request id when the parser refused it.
+ */
+const refusedEarly = (
+  description: string,
+  path: string,
+  message: string,
+  status: number,
+): Response => ({
+  description,
+  headers: headersOf({ rateLimit: 'none', requestId: 'optional' }),
+  content: errorContent('ErrorBody', errorExample(path, message, status)),
+});
+
 /** The responses every API route can give, whatever it does. */
 const SHARED_RESPONSES: Record<string, Response> = {
   NotModified: {
@@ -172,40 +178,30 @@ const SHARED_RESPONSES: Record<string, Response> = {
     headers: headersOf({ rateLimit: 'none' }),
     content: errorContent('ErrorBody', errorExample('/ping', 'Missing or invalid API key', 401)),
   },
-  BadRequest: {
-    description:
-      'The request could not be read: a path with broken percent-encoding, an HTTP/1.1 request without a Host header, or a request line the server cannot parse.',
-    headers: headersOf({ rateLimit: 'none', requestId: 'optional' }),
-    content: errorContent(
-      'ErrorBody',
-      errorExample('/v1/compensationPlanning/meritCycles/%E0%A4%A', 'Malformed URL', 400),
-    ),
-  },
-  RequestTimeout: {
-    description:
-      'The client did not send its headers within 10 seconds, or the whole request within 15; the connection is closed.',
-    headers: headersOf({ rateLimit: 'none', requestId: 'optional' }),
-    content: errorContent(
-      'ErrorBody',
-      errorExample('/ping', 'Request Timeout: the request was not received in time', 408),
-    ),
-  },
-  UriTooLong: {
-    description: 'The URL is longer than 8 KiB (a cursor is at most 2,048 characters).',
-    headers: headersOf({ rateLimit: 'none', requestId: 'optional' }),
-    content: errorContent(
-      'ErrorBody',
-      errorExample('/v1/compensationPlanning/meritCycles', 'URI Too Long', 414),
-    ),
-  },
-  RequestHeaderFieldsTooLarge: {
-    description: 'The request line and headers are larger than 16 KiB; the connection is closed.',
-    headers: headersOf({ rateLimit: 'none', requestId: 'optional' }),
-    content: errorContent(
-      'ErrorBody',
-      errorExample('/ping', 'Request Header Fields Too Large', 431),
-    ),
-  },
+  BadRequest: refusedEarly(
+    'The request could not be read: a path with broken percent-encoding, an HTTP/1.1 request without a Host header, or a request line the server cannot parse.',
+    '/v1/compensationPlanning/meritCycles/%E0%A4%A',
+    'Malformed URL',
+    400,
+  ),
+  RequestTimeout: refusedEarly(
+    'The client did not send its headers within 10 seconds, or the whole request within 15; the connection is closed.',
+    '/ping',
+    'Request Timeout: the request was not received in time',
+    408,
+  ),
+  UriTooLong: refusedEarly(
+    'The URL is longer than 8 KiB (a cursor is at most 2,048 characters).',
+    '/v1/compensationPlanning/meritCycles',
+    'URI Too Long',
+    414,
+  ),
+  RequestHeaderFieldsTooLarge: refusedEarly(
+    'The request line and headers are larger than 16 KiB; the connection is closed.',
+    '/ping',
+    'Request Header Fields Too Large',
+    431,
+  ),
   MethodNotAllowed: {
     description: 'The API is read-only: any method other than GET or HEAD on this path.',
     headers: headersOf({ rateLimit: 'none' }, { Allow: ref('headers', 'Allow') }),
@@ -231,24 +227,16 @@ const SHARED_RESPONSES: Record<string, Response> = {
   },
   ServiceUnavailable: {
     description:
-      'The database cannot be reached (standard error body, Retry-After), or this server is shutting down (ShuttingDownBody; another instance will answer). Safe to retry.',
-    headers: {
-      'X-Request-Id': { ...HEADERS.RequestId, required: false },
-      ...Object.fromEntries(
-        RATE_LIMIT_HEADERS.map(([name, component]) => [name, ref('headers', component)]),
+      'The database cannot be reached. Safe to retry after Retry-After seconds; the service recovers by itself when the database does.',
+    headers: headersOf({ rateLimit: 'optional' }, { 'Retry-After': ref('headers', 'RetryAfter') }),
+    content: errorContent(
+      'ErrorBody',
+      errorExample(
+        '/v1/compensationPlanning/meritCycles',
+        'Service Unavailable: the database cannot be reached',
+        503,
       ),
-      'Retry-After': { ...HEADERS.RetryAfter, required: false },
-    },
-    content: {
-      'application/json': {
-        schema: { oneOf: [ref('schemas', 'ErrorBody'), ref('schemas', 'ShuttingDownBody')] },
-        example: errorExample(
-          '/v1/compensationPlanning/meritCycles',
-          'Service Unavailable: the database cannot be reached',
-          503,
-        ),
-      },
-    },
+    ),
   },
   GatewayTimeout: {
     description:

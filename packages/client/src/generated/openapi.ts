@@ -266,13 +266,6 @@ export interface components {
              */
             rateLimitStore: "local" | "redis" | "local-fallback";
         };
-        ShuttingDownBody: {
-            /** @constant */
-            error: "Service Unavailable";
-            message: string;
-            /** @constant */
-            statusCode: 503;
-        };
     };
     responses: {
         /** @description If-None-Match named the ETag of the body this request would get: no body. The request is given back to the quota. */
@@ -459,24 +452,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The database cannot be reached (standard error body, Retry-After), or this server is shutting down (ShuttingDownBody; another instance will answer). Safe to retry. */
+        /** @description The database cannot be reached. Safe to retry after Retry-After seconds; the service recovers by itself when the database does. */
         ServiceUnavailable: {
             headers: {
-                /**
-                 * @description Identifies the request in the server logs; quote it when reporting a problem. An incoming x-request-id of 1–128 characters from [A-Za-z0-9_.:-] is kept, anything else is replaced by a UUID.
-                 * @example 5f0c3b1e-8a4f-4d0e-9a57-2c6b1f0e7d21
-                 */
-                "X-Request-Id"?: string;
+                "X-Request-Id": components["headers"]["RequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                 "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
-                /**
-                 * @description Seconds to wait before trying again.
-                 * @example 1
-                 */
-                "Retry-After"?: number;
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -488,7 +473,7 @@ export interface components {
                  *       "statusCode": 503
                  *     }
                  */
-                "application/json": components["schemas"]["ErrorBody"] | components["schemas"]["ShuttingDownBody"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The database did not answer in time (PostgreSQL statement timeout). Safe to retry after Retry-After seconds. */
