@@ -11,10 +11,10 @@
 //    loaded by bench:data. --employees/--deep size what is loaded.
 // 2. --keys API keys per organisation used, through the key service; every request takes
 //    the next key, so that the per-key quota (10 a second, as in production) never limits.
-// 3. compplan (bench/server.ts: the built app on 127.0.0.1, LOG_LEVEL=warn) in three
+// 3. compplan (bench/server.js: the built app on 127.0.0.1, LOG_LEVEL=warn) in three
 //    modes: the limiter on in process (production with no REDIS_URL), on with a throwaway
-//    redis-server (REDIS_URL), and off (BENCH_LIMITER=off, a switch of bench/server.ts only).
-// 4. The Node ceiling (bench/ceiling.ts): a bare node:http server that answers each URL
+//    redis-server (REDIS_URL), and off (BENCH_LIMITER=off, a switch of bench/server.js only).
+// 4. The Node ceiling (bench/ceiling.js): a bare node:http server that answers each URL
 //    with the bytes compplan answered it with (status, headers, body), doing nothing else.
 // 5. autocannon, --connections connections, per scenario and run: compplan, then the
 //    ceiling, interleaved, so that the machine's load (shared, noisy) hits both alike.
@@ -37,7 +37,6 @@ import { CursorCodec } from '../src/pagination/cursor.js';
 import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { redisAvailable, startRedis } from '../test/helpers/services/redis.js';
-import type { CapturedResponse } from './ceiling.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION, organizationSlug } from './data.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -108,8 +107,19 @@ function log(message: string) {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
+/** What the ceiling (bench/ceiling.js) answers for one URL: compplan's answer, captured. */
+interface CapturedResponse {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  /** base64 */
+  body: string;
+}
+
+/** Runs a script of bench/: the servers are plain JavaScript, the rest TypeScript (tsx). */
 function node(script: string, scriptArgs: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...scriptArgs], {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  return spawn(process.execPath, [...loader, join(ROOT, script), ...scriptArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -285,7 +295,11 @@ async function capture(base: string, paths: string[], keys: string[]): Promise<C
   const out: CapturedResponse[] = [];
   for (const [index, url] of paths.entries()) {
     const key = keys[index % keys.length] ?? '';
-    const response = await fetch(`${base}${url}`, { headers: { 'x-api-key': key } });
+    // Identity, as autocannon asks: fetch would otherwise ask for gzip and undo it, and
+    // the ceiling would send the plain bytes under compplan's gzip headers.
+    const response = await fetch(`${base}${url}`, {
+      headers: { 'x-api-key': key, 'accept-encoding': 'identity' },
+    });
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name))
@@ -318,7 +332,7 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
         ...(mode === 'limiter off' ? { BENCH_LIMITER: 'off' } : {}),
         ...(mode === 'limiter on (Redis)' && redisUrl ? { REDIS_URL: redisUrl } : {}),
       };
-      const child = await started(node('bench/server.ts', [], env), `compplan (${mode})`);
+      const child = await started(node('bench/server.js', [], env), `compplan (${mode})`);
       servers.set(mode, { child, url: `http://127.0.0.1:${port}`, peakRss: 0 });
     }
     const onServer = servers.get('limiter on');
@@ -335,7 +349,7 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
     writeFileSync(capturedFile, JSON.stringify(captured));
     const ceilingPort = await freePort();
     ceiling = await started(
-      node('bench/ceiling.ts', [capturedFile, String(ceilingPort)], {}),
+      node('bench/ceiling.js', [capturedFile, String(ceilingPort)], {}),
       'ceiling',
     );
     const ceilingUrl = `http://127.0.0.1:${ceilingPort}`;

@@ -10,8 +10,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-/** The ETag of a response body: 128 bits of SHA-256 of its text, base64url. */
-export function etagOf(body: string): string {
+/** The ETag of a response body: 128 bits of SHA-256 of its text (or its UTF-8), base64url. */
+export function etagOf(body: string | Buffer): string {
   return `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
 }
 
@@ -26,9 +26,9 @@ export function matchesIfNoneMatch(header: string, etag: string): boolean {
 }
 
 /**
- * An onSend hook for the API scope, where every 200 body is JSON text by now (serialized,
- * or the employees page's stored text) and not yet compressed (compression is a route
- * hook, which runs after the scope's).
+ * An onSend hook for the API scope, where every 200 body is JSON by now (serialized text,
+ * or the employees page's stored texts as UTF-8 bytes) and not yet compressed
+ * (compression is a route hook, which runs after the scope's).
  */
 export async function conditionalGet(
   this: FastifyInstance,
@@ -36,7 +36,9 @@ export async function conditionalGet(
   reply: FastifyReply,
   payload: unknown,
 ): Promise<unknown> {
-  if (reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+  if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
+    return payload;
+  }
   const etag = etagOf(payload);
   reply.header('etag', etag);
   const ifNoneMatch = request.headers['if-none-match'];

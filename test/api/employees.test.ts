@@ -244,6 +244,20 @@ describe('GET /meritCycles/{meritCycleId}/employees', () => {
       expect(data.map((employee) => employee.id)).toEqual(byCodePoint);
     });
 
+    it('walks the edge cycle one employee a page: the pages join to its one full page', async () => {
+      const full = await page(`${employeesPath(EDGE_CYCLE)}?limit=100`, umbrella);
+      const walked: Employee[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor ? `&nextCursor=${cursor}` : '';
+        const body = await page(`${employeesPath(EDGE_CYCLE)}?limit=1${query}`, umbrella);
+        walked.push(...body.data);
+        cursor = body.nextCursor;
+      } while (cursor !== null && walked.length <= full.data.length);
+      expect(full.data).toHaveLength(edgeEmployees().length);
+      expect(walked).toEqual(full.data);
+    });
+
     it('keeps the order across pages of 3', async () => {
       const expected = orderingEmployees()
         .sort(compareEmployees)

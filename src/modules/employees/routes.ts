@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
 import { errorResponses, READ_METHODS } from '../../http/schemas.js';
-import { resolvePageRequest } from '../../pagination/page.js';
+import { type PageRequest, resolvePageRequest } from '../../pagination/page.js';
 import { organizationOf } from '../../plugins/authentication.js';
 import { findMeritCycleRow } from '../merit-cycles/repository.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
@@ -13,6 +13,8 @@ import {
   EmployeesParams,
   ListEmployeesQuery,
 } from './schema.js';
+
+const PAGE_START = Buffer.from('{"data":[');
 
 export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
   app.route({
@@ -37,31 +39,37 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       const organizationId = organizationOf(request);
       const { meritCycleId } = request.params;
-      if (!(await findMeritCycleRow(app.db, organizationId, meritCycleId))) {
-        throw notFound('Merit cycle');
-      }
       const scope = { endpoint: 'employees', organizationId, meritCycleId } as const;
-      const page = resolvePageRequest({
-        codec: app.cursors,
-        scope,
-        cursor: request.query.nextCursor,
-        limit: request.query.limit,
-        requestFilters: undefined,
-        emptyFilters: {},
-        filtersSchema: EmployeeFilters,
-        afterSchema: EmployeeAfter,
-      });
-      const { bodies, after } = await readEmployeePage(
-        app.db,
-        app.dialect,
-        organizationId,
-        meritCycleId,
-        page,
-      );
-      const nextCursor = after ? app.cursors.encode(scope, page.filters, after) : null;
-      // The rows hold each employee's JSON text already: the page is their concatenation.
-      // A string with a JSON content type is sent as it is, without serialization.
-      const json = `{"data":[${bodies}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+      let page: PageRequest<EmployeeFilters, EmployeeAfter>;
+      try {
+        page = resolvePageRequest({
+          codec: app.cursors,
+          scope,
+          cursor: request.query.nextCursor,
+          limit: request.query.limit,
+          requestFilters: undefined,
+          emptyFilters: {},
+          filtersSchema: EmployeeFilters,
+          afterSchema: EmployeeAfter,
+        });
+      } catch (error) {
+        // A cycle the organisation does not have is a 404 whatever the cursor says: the
+        // page query below answers that too, but only once the cursor has been read.
+        if (!(await findMeritCycleRow(app.db, organizationId, meritCycleId))) {
+          throw notFound('Merit cycle');
+        }
+        throw error;
+      }
+      const found = await readEmployeePage(app.db, app.dialect, organizationId, meritCycleId, page);
+      if (!found) throw notFound('Merit cycle');
+      const nextCursor = found.after ? app.cursors.encode(scope, page.filters, found.after) : null;
+      // The rows hold each employee's JSON text already: the page is their concatenation,
+      // sent as bytes with a JSON content type, without serialization.
+      const json = Buffer.concat([
+        PAGE_START,
+        found.bodies,
+        Buffer.from(`],"nextCursor":${JSON.stringify(nextCursor)}}`),
+      ]);
       return reply.type('application/json; charset=utf-8').send(json as never);
     },
   });

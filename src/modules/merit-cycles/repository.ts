@@ -7,7 +7,19 @@ import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
 import type { MeritCycle, MeritCycleAfter, MeritCycleFilters, MeritCycleStatus } from './schema.js';
 
-export function toMeritCycle(row: MeritCycleRow): MeritCycle {
+/** The columns a merit cycle's API form is made of. */
+const MERIT_CYCLE_COLUMNS = [
+  'id',
+  'name',
+  'start_date',
+  'end_date',
+  'created_date',
+  'status',
+] as const satisfies readonly (keyof MeritCycleRow)[];
+
+export function toMeritCycle(
+  row: Pick<MeritCycleRow, (typeof MERIT_CYCLE_COLUMNS)[number]>,
+): MeritCycle {
   return {
     id: row.id,
     name: row.name,
@@ -36,9 +48,10 @@ export async function listMeritCycles(
   page: PageRequest<MeritCycleFilters, MeritCycleAfter>,
 ): Promise<MeritCycle[]> {
   const { filters, after, limit } = page;
+  // Not the exchange rates: a list does not show them.
   let query = db
     .selectFrom('merit_cycles')
-    .selectAll()
+    .select(MERIT_CYCLE_COLUMNS)
     .where('organization_id', '=', organizationId);
   if (filters.status) query = query.where('status', '=', filters.status);
 

@@ -2,20 +2,18 @@
 // benchmarked URL with the exact bytes compplan sent for it (status, headers but Date,
 // body), doing no other work. bench/run.ts captures those answers from the real server,
 // writes them to the file named by argv[2], and spawns
-// `node --import tsx bench/ceiling.ts FILE PORT`.
+// `node bench/ceiling.js FILE PORT` (plain JavaScript, like bench/server.js: no tsx).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-export interface CapturedResponse {
-  url: string;
-  status: number;
-  headers: Record<string, string>;
-  /** base64 */
-  body: string;
-}
+/**
+ * @typedef {{ url: string, status: number, headers: Record<string, string>, body: string }}
+ *   CapturedResponse what bench/run.ts captured of one answer (body in base64)
+ */
 
 const [file, port] = process.argv.slice(2);
-const captured = JSON.parse(readFileSync(file ?? '', 'utf8')) as CapturedResponse[];
+/** @type {CapturedResponse[]} */
+const captured = JSON.parse(readFileSync(file ?? '', 'utf8'));
 const answers = new Map(
   captured.map((response) => [
     response.url,
