@@ -116,10 +116,25 @@ interface CapturedResponse {
   body: string;
 }
 
+/**
+ * The V8 flags production runs compplan with: those of the ExecStart line of
+ * deploy/compplan.service, so that the server measured is the server deployed.
+ */
+function productionNodeFlags(): string[] {
+  const unit = readFileSync(join(ROOT, 'deploy', 'compplan.service'), 'utf8');
+  const execStart = /^ExecStart=\S+\s+(.*)$/m.exec(unit)?.[1] ?? '';
+  return execStart.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
 /** Runs a script of bench/: the servers are plain JavaScript, the rest TypeScript (tsx). */
-function node(script: string, scriptArgs: string[], env: Record<string, string>): ChildProcess {
+function node(
+  script: string,
+  scriptArgs: string[],
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): ChildProcess {
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  return spawn(process.execPath, [...loader, join(ROOT, script), ...scriptArgs], {
+  return spawn(process.execPath, [...nodeFlags, ...loader, join(ROOT, script), ...scriptArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -332,7 +347,10 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
         ...(mode === 'limiter off' ? { BENCH_LIMITER: 'off' } : {}),
         ...(mode === 'limiter on (Redis)' && redisUrl ? { REDIS_URL: redisUrl } : {}),
       };
-      const child = await started(node('bench/server.js', [], env), `compplan (${mode})`);
+      const child = await started(
+        node('bench/server.js', [], env, productionNodeFlags()),
+        `compplan (${mode})`,
+      );
       servers.set(mode, { child, url: `http://127.0.0.1:${port}`, peakRss: 0 });
     }
     const onServer = servers.get('limiter on');
