@@ -1,23 +1,43 @@
-// npm run bench:data -- --employees N [--deep N] [--database URL]
+// npm run bench:data -- --employees N [--deep N] [--database URL] [--only-load]
 //
-// A realistic large data set, loaded through the real import path (parseDataSet →
-// importDataSet, what `compplan import` runs): --employees employees (default 1,000,000)
-// in 200 merit cycles over 20 organisations (bench-01 … bench-20, 10 cycles each), plus
-// one organisation `bench-deep` with one cycle of --deep employees (default 500,000; 0 for
-// none) for the deep-page benchmark. Deterministic: the same arguments give the same ids
-// and values, so a rerun changes nothing.
+// A realistic large data set, loaded through the real import path — the command line,
+// `node bin/compplan.js import FILE`, one process per file, as a user runs it:
+// --employees employees (default 1,000,000) in 200 merit cycles over 20 organisations
+// (bench-01 … bench-20, 10 cycles each), plus one organisation `bench-deep` with one
+// cycle of --deep employees (default 500,000; 0 for none) for the deep-page benchmark.
+// Deterministic: the same arguments give the same ids and values, so a rerun changes
+// nothing.
 //
-// Each organisation is one data set (one transaction, all or nothing). The deep cycle is
-// loaded in slices of --slice employees (default 25,000), each an import of the same cycle
-// that lists only its slice (imports keep employees a file does not list), so that no
-// process ever holds half a million employees in memory. Prints the time and the peak
-// resident memory (maxRSS) of this process. Not part of npm test.
+// The data set is written as NDJSON files into a temp dir (one per organisation; the
+// deep cycle in one file), then each file is imported; the deep cycle is then imported
+// once more from one JSON file (everything matched, unchanged), to time the streaming
+// JSON parser on a large file. For each import: its time and the peak resident memory of
+// the import process (VmHWM of /proc/PID/status, sampled every 100 ms).
+//
+// A baseline from the same run on the same machine, since speed is only quoted against
+// one: the same files read and JSON.parse'd line by line (no validation, no database), and
+// the same rows inserted bare (prepared statement or unnest batches, no validation, no
+// staging, no matching) into a scratch database with the same schema. --only-load skips
+// the JSON import and the baselines (what `npm run bench` needs). Not part of npm test.
+import { spawn } from 'node:child_process';
+import {
+  closeSync,
+  createReadStream,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { importDataSet } from '../src/import/load.js';
-import { parseDataSet } from '../src/import/parse.js';
 import type { DataSetInput } from '../src/import/schema.js';
 
 export const ORGANIZATIONS = 20;
@@ -177,74 +197,442 @@ export function cycle(cycleNumber: number, name: string, employees: EmployeeInpu
 
 export const organizationSlug = (n: number) => `bench-${String(n + 1).padStart(2, '0')}`;
 
+/** Text written in blocks of about 1 MiB, so that generating costs little memory. */
+class FileWriter {
+  private readonly fd: number;
+  private pending: string[] = [];
+  private size = 0;
+  bytes = 0;
+  constructor(path: string) {
+    this.fd = openSync(path, 'w');
+  }
+  write(text: string) {
+    this.pending.push(text);
+    this.size += text.length;
+    if (this.size > 1 << 20) this.flush();
+  }
+  private flush() {
+    const block = Buffer.from(this.pending.join(''), 'utf8');
+    writeSync(this.fd, block);
+    this.bytes += block.length;
+    this.pending = [];
+    this.size = 0;
+  }
+  close() {
+    this.flush();
+    closeSync(this.fd);
+  }
+}
+
+interface DataFile {
+  name: string;
+  path: string;
+  employees: number;
+  bytes: number;
+}
+
+/** The organisation files (NDJSON: organisation, each cycle, then its employees). */
+function writeOrganizationFiles(dir: string, total: number): DataFile[] {
+  const cycles = ORGANIZATIONS * CYCLES_PER_ORGANIZATION;
+  const perCycle = Math.floor(total / cycles);
+  const files: DataFile[] = [];
+  for (let org = 0; org < ORGANIZATIONS; org++) {
+    const slug = organizationSlug(org);
+    const path = join(dir, `${slug}.ndjson`);
+    const out = new FileWriter(path);
+    out.write(
+      `${JSON.stringify({ organization: { slug, name: `Bench ${org + 1}`, apiKeysEnabled: true } })}\n`,
+    );
+    let employees = 0;
+    for (let c = 0; c < CYCLES_PER_ORGANIZATION; c++) {
+      const cycleNumber = org * CYCLES_PER_ORGANIZATION + c + 1;
+      const count = perCycle + (cycleNumber <= total % cycles ? 1 : 0);
+      const { employees: _none, ...fields } = cycle(cycleNumber, `Merit cycle ${cycleNumber}`, []);
+      out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
+      for (let i = 0; i < count; i++) {
+        const line = {
+          employee: employee(cycleNumber, i, `${slug}.example`),
+          meritCycle: fields.id,
+        };
+        out.write(`${JSON.stringify(line)}\n`);
+      }
+      employees += count;
+    }
+    out.close();
+    files.push({ name: slug, path, employees, bytes: out.bytes });
+  }
+  return files;
+}
+
+const DEEP_ORGANIZATION_LINE = {
+  slug: DEEP_ORGANIZATION,
+  name: 'Bench deep',
+  apiKeysEnabled: true,
+};
+
+/** The deep cycle in one file: NDJSON, or the JSON format (one data set, one cycle). */
+function writeDeepFile(dir: string, deep: number, format: 'ndjson' | 'json'): DataFile {
+  const path = join(dir, `${DEEP_ORGANIZATION}.${format}`);
+  const out = new FileWriter(path);
+  const { employees: _none, ...fields } = cycle(0, 'Deep cycle', [], DEEP_CYCLE);
+  if (format === 'ndjson') {
+    out.write(`${JSON.stringify({ organization: DEEP_ORGANIZATION_LINE })}\n`);
+    out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
+    for (let i = 0; i < deep; i++) {
+      out.write(
+        `${JSON.stringify({ employee: employee(100_000, i, 'deep.example'), meritCycle: DEEP_CYCLE })}\n`,
+      );
+    }
+  } else {
+    const top = JSON.stringify({ organization: DEEP_ORGANIZATION_LINE, meritCycles: [fields] });
+    // …[{"id": …, "exchangeRates": {…}}]} → …, "employees": [ … ]}]}
+    out.write(`${top.slice(0, -3)},"employees":[\n`);
+    for (let i = 0; i < deep; i++) {
+      out.write(`${i === 0 ? '' : ',\n'}${JSON.stringify(employee(100_000, i, 'deep.example'))}`);
+    }
+    out.write('\n]}]}\n');
+  }
+  out.close();
+  return {
+    name: `${DEEP_ORGANIZATION} (${format.toUpperCase()})`,
+    path,
+    employees: deep,
+    bytes: out.bytes,
+  };
+}
+
+interface Measured {
+  seconds: number;
+  peakMiB: number;
+  output: string;
+}
+
+/** The high-water mark of a process's resident memory, in KiB (Linux). */
+function peakKib(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /VmHWM:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined; // exited between two samples
+  }
+}
+
+/** Runs a process to its end: wall time, and its peak RSS sampled every 100 ms. */
+function measure(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Measured> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    let peak = 0;
+    const sample = () => {
+      if (child.pid !== undefined) peak = Math.max(peak, peakKib(child.pid) ?? 0);
+    };
+    const timer = setInterval(sample, 100);
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      const seconds = (performance.now() - started) / 1000;
+      if (code !== 0) reject(new Error(`${args.join(' ')} exited ${code}:\n${output}`));
+      else resolve({ seconds, peakMiB: peak / 1024, output });
+    });
+  });
+}
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'compplan.js');
+
+function importFile(file: DataFile, databaseUrl: string): Promise<Measured> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' };
+  return measure(process.execPath, [BIN, 'import', file.path], env);
+}
+
+/** Baseline 1: read the file and JSON.parse every line — no validation, no database. */
+const PARSE_ONLY = `
+const { createInterface } = require('node:readline');
+const { createReadStream } = require('node:fs');
+(async () => {
+  let n = 0;
+  for await (const line of createInterface({ input: createReadStream(process.argv[1]), crlfDelay: Infinity })) {
+    if (line) { JSON.parse(line); n++; }
+  }
+  process.stdout.write(n + ' lines\\n');
+})();
+`;
+
+/** Baseline 2: the same rows inserted bare into a scratch database of the same schema. */
+async function bareInsert(files: DataFile[], databaseUrl: string): Promise<number> {
+  const started = performance.now();
+  if (databaseUrl.startsWith('sqlite:')) {
+    const sqlite = new SQLite(databaseUrl.slice('sqlite:'.length));
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    const insertOrganization = sqlite.prepare(
+      `insert into organizations (id, slug, name, api_keys_enabled, created_at) values (?, ?, ?, 1, '2025-01-01T00:00:00.000Z')`,
+    );
+    const insertCycle = sqlite.prepare(
+      `insert into merit_cycles (id, organization_id, name, status, start_date, end_date, created_date, currency, exchange_rates) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertEmployee = sqlite.prepare(
+      `insert into merit_cycle_employees (id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, columns, body) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const file of files) {
+      sqlite.exec('begin immediate');
+      let organizationId = '';
+      for await (const line of lines(file.path)) {
+        const record = JSON.parse(line);
+        if (record.organization) {
+          organizationId = `org_${record.organization.slug}`;
+          insertOrganization.run(
+            organizationId,
+            record.organization.slug,
+            record.organization.name,
+          );
+        } else if (record.employee) {
+          const e = record.employee;
+          insertEmployee.run(...employeeRow(e, organizationId, record.meritCycle));
+        } else {
+          const c = record.meritCycle;
+          insertCycle.run(
+            c.id,
+            organizationId,
+            c.name,
+            c.status,
+            c.startDate,
+            c.endDate,
+            c.createdDate,
+            c.currency,
+            JSON.stringify(c.exchangeRates),
+          );
+        }
+      }
+      sqlite.exec('commit');
+    }
+    sqlite.close();
+  } else {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const columns = 13;
+    const insert = `insert into merit_cycle_employees (id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, columns, body) select * from unnest(${Array.from({ length: columns }, (_, i) => `$${i + 1}::text[]`).join(', ')})`;
+    for (const file of files) {
+      await client.query('begin');
+      let organizationId = '';
+      let batch: unknown[][] = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const rows = batch;
+        batch = [];
+        await client.query(
+          insert,
+          Array.from({ length: columns }, (_, i) => rows.map((row) => row[i])),
+        );
+      };
+      for await (const line of lines(file.path)) {
+        const record = JSON.parse(line);
+        if (record.organization) {
+          organizationId = `org_${record.organization.slug}`;
+          await client.query(
+            `insert into organizations (id, slug, name, api_keys_enabled, created_at) values ($1, $2, $3, true, now())`,
+            [organizationId, record.organization.slug, record.organization.name],
+          );
+        } else if (record.employee) {
+          batch.push(employeeRow(record.employee, organizationId, record.meritCycle));
+          if (batch.length >= 5_000) await flush();
+        } else {
+          await flush();
+          const c = record.meritCycle;
+          await client.query(
+            `insert into merit_cycles (id, organization_id, name, status, start_date, end_date, created_date, currency, exchange_rates) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            [
+              c.id,
+              organizationId,
+              c.name,
+              c.status,
+              c.startDate,
+              c.endDate,
+              c.createdDate,
+              c.currency,
+              JSON.stringify(c.exchangeRates),
+            ],
+          );
+        }
+      }
+      await flush();
+      await client.query('commit');
+    }
+    await client.end();
+  }
+  return (performance.now() - started) / 1000;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the generator's own employees, parsed back
+function employeeRow(e: any, organizationId: string, meritCycleId: string): unknown[] {
+  const currency = { code: e.currencyCode, value: e.currencyCode };
+  return [
+    e.id,
+    organizationId,
+    meritCycleId,
+    e.email,
+    e.email.toLowerCase(),
+    e.firstName,
+    e.lastName,
+    e.preferredName,
+    currency.code,
+    currency.value,
+    e.eligibilityStatus,
+    JSON.stringify(e.columns),
+    JSON.stringify({ ...e, currencyCode: currency }),
+  ];
+}
+
+async function* lines(path: string): AsyncGenerator<string> {
+  for await (const line of createInterface({
+    input: createReadStream(path),
+    crlfDelay: Infinity,
+  })) {
+    if (line) yield line;
+  }
+}
+
+/** A scratch database of the same schema for the bare-insert baseline, and its removal. */
+async function scratchDatabase(databaseUrl: string, dir: string) {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const path = join(dir, 'baseline.db');
+    const url = `sqlite:${path}`;
+    const handle = openDatabase({ dialect: 'sqlite', path });
+    await migrateToLatest(handle);
+    await handle.db.destroy();
+    return { url, drop: async () => undefined };
+  }
+  const name = `compplan_bench_baseline_${process.pid}`;
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const target = new URL(databaseUrl);
+  target.pathname = `/${name}`;
+  const url = target.toString();
+  const handle = openDatabase({ dialect: 'postgres', url });
+  await migrateToLatest(handle);
+  await handle.db.destroy();
+  return {
+    url,
+    drop: async () => {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+};
+
 async function main() {
   const { values } = parseArgs({
     options: {
       employees: { type: 'string', default: '1000000' },
       deep: { type: 'string', default: '500000' },
-      slice: { type: 'string', default: '25000' },
       database: { type: 'string' },
+      'only-load': { type: 'boolean', default: false },
+      // Keeps the generated files (their directory is printed), e.g. to profile one import.
+      keep: { type: 'boolean', default: false },
     },
   });
   const total = Number(values.employees);
   const deep = Number(values.deep);
-  const slice = Number(values.slice);
+  const full = !values['only-load'];
   const config = loadConfig({
     ...process.env,
     ...(values.database ? { DATABASE_URL: values.database } : {}),
   });
-  const database: DatabaseHandle = openDatabase(config.database);
+  const databaseUrl =
+    config.database.dialect === 'sqlite' ? `sqlite:${config.database.path}` : config.database.url;
+  const database = openDatabase(config.database);
   await migrateToLatest(database);
-  const started = performance.now();
-  const cycles = ORGANIZATIONS * CYCLES_PER_ORGANIZATION;
-  const perCycle = Math.floor(total / cycles);
-  let loaded = 0;
-  for (let org = 0; org < ORGANIZATIONS; org++) {
-    const slug = organizationSlug(org);
-    const meritCycles = [];
-    for (let c = 0; c < CYCLES_PER_ORGANIZATION; c++) {
-      const cycleNumber = org * CYCLES_PER_ORGANIZATION + c + 1;
-      const count = perCycle + (cycleNumber <= total % cycles ? 1 : 0);
-      const employees = Array.from({ length: count }, (_, i) =>
-        employee(cycleNumber, i, `${slug}.example`),
-      );
-      meritCycles.push(cycle(cycleNumber, `Merit cycle ${cycleNumber}`, employees));
-      loaded += count;
-    }
-    await importDataSet(
-      database,
-      parseDataSet({
-        organization: { slug, name: `Bench ${org + 1}`, apiKeysEnabled: true },
-        meritCycles,
-      }),
-    );
-    progress(`${slug}: ${loaded} employees`, started);
-  }
-  for (let from = 0; from < deep; from += slice) {
-    const employees = Array.from({ length: Math.min(slice, deep - from) }, (_, i) =>
-      employee(100_000, from + i, 'deep.example'),
-    );
-    await importDataSet(
-      database,
-      parseDataSet({
-        organization: { slug: DEEP_ORGANIZATION, name: 'Bench deep', apiKeysEnabled: true },
-        meritCycles: [cycle(0, 'Deep cycle', employees, DEEP_CYCLE)],
-      }),
-    );
-    progress(`${DEEP_ORGANIZATION}: ${from + employees.length} employees`, started);
-  }
   await database.db.destroy();
-  const seconds = (performance.now() - started) / 1000;
-  const peakMiB = process.resourceUsage().maxRSS / 1024;
-  console.log(
-    `loaded ${loaded + deep} employees (${loaded} in ${cycles} cycles, ${deep} in the deep cycle) into ${config.database.dialect} in ${seconds.toFixed(1)} s; peak RSS ${peakMiB.toFixed(0)} MiB`,
-  );
+
+  const dir = mkdtempSync(join(tmpdir(), 'compplan-bench-data-'));
+  try {
+    let started = performance.now();
+    const files = writeOrganizationFiles(dir, total);
+    const deepFiles = deep > 0 ? [writeDeepFile(dir, deep, 'ndjson')] : [];
+    if (deep > 0 && full) deepFiles.push(writeDeepFile(dir, deep, 'json'));
+    const bytes = [...files, ...deepFiles].reduce((sum, file) => sum + file.bytes, 0);
+    log(
+      `generated ${files.length + deepFiles.length} files (${mib(bytes)}) in ${seconds(started)} s`,
+    );
+
+    const load = async (file: DataFile) => {
+      const result = await importFile(file, databaseUrl);
+      const summary = result.output.trim().split('\n').at(-1)?.trim() ?? '';
+      log(
+        `  ${file.name.padEnd(22)} ${String(file.employees).padStart(7)} employees  ${mib(file.bytes).padStart(8)}  ${result.seconds.toFixed(1).padStart(5)} s  peak RSS ${result.peakMiB.toFixed(0).padStart(3)} MiB  (${summary})`,
+      );
+      return result;
+    };
+    log(
+      `importing into ${config.database.dialect} (node bin/compplan.js import FILE, one process per file):`,
+    );
+    started = performance.now();
+    const organizations: Measured[] = [];
+    for (const file of files) organizations.push(await load(file));
+    const organizationSeconds = (performance.now() - started) / 1000;
+    const deepRuns: Measured[] = [];
+    for (const file of deepFiles) deepRuns.push(await load(file));
+
+    const peak = (runs: Measured[]) => Math.max(0, ...runs.map((run) => run.peakMiB));
+    const results = [
+      `${total} employees in ${ORGANIZATIONS * CYCLES_PER_ORGANIZATION} cycles (${files.length} NDJSON files): ${organizationSeconds.toFixed(1)} s; peak RSS of an import ${peak(organizations).toFixed(0)} MiB (median ${median(organizations.map((run) => run.peakMiB)).toFixed(0)} MiB)`,
+    ];
+    if (deepRuns[0]) {
+      results.push(
+        `${deep} employees in one cycle (one NDJSON file, created): ${deepRuns[0].seconds.toFixed(1)} s; peak RSS ${deepRuns[0].peakMiB.toFixed(0)} MiB`,
+      );
+    }
+    if (deepRuns[1]) {
+      results.push(
+        `the same cycle again from one JSON file (${mib(deepFiles[1]?.bytes ?? 0)}, all matched, unchanged): ${deepRuns[1].seconds.toFixed(1)} s; peak RSS ${deepRuns[1].peakMiB.toFixed(0)} MiB`,
+      );
+    }
+
+    if (full) {
+      started = performance.now();
+      for (const file of files) {
+        await measure(process.execPath, ['-e', PARSE_ONLY, file.path], process.env);
+      }
+      const parseSeconds = (performance.now() - started) / 1000;
+      const scratch = await scratchDatabase(databaseUrl, dir);
+      let insertSeconds: number;
+      try {
+        insertSeconds = await bareInsert(files, scratch.url);
+      } finally {
+        await scratch.drop();
+      }
+      results.push(
+        `baseline, the same ${files.length} files read and JSON.parse'd line by line (one process each): ${parseSeconds.toFixed(1)} s — the import takes ${(organizationSeconds / parseSeconds).toFixed(1)}×`,
+        `baseline, the same rows inserted bare (no validation, no staging, no matching) into an empty database: ${insertSeconds.toFixed(1)} s — the import takes ${(organizationSeconds / insertSeconds).toFixed(2)}×`,
+      );
+    }
+    console.log(results.join('\n'));
+  } finally {
+    if (values.keep) log(`files kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
 }
 
-function progress(what: string, started: number) {
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const rss = (process.memoryUsage().rss / 2 ** 20).toFixed(0);
-  process.stderr.write(`  ${seconds} s  ${what}  (RSS ${rss} MiB)\n`);
+function seconds(started: number) {
+  return ((performance.now() - started) / 1000).toFixed(1);
+}
+
+function log(line: string) {
+  process.stderr.write(`${line}\n`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

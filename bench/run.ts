@@ -189,7 +189,15 @@ async function prepare(databaseUrl: string) {
     await runToEnd(
       node(
         'bench/data.ts',
-        ['--employees', args.employees, '--deep', args.deep, '--database', databaseUrl],
+        [
+          '--employees',
+          args.employees,
+          '--deep',
+          args.deep,
+          '--database',
+          databaseUrl,
+          '--only-load',
+        ],
         {},
       ),
       'bench:data',

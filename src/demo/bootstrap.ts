@@ -2,7 +2,6 @@
 // user has something to call at once.
 import type { DatabaseHandle } from '../db/connect.js';
 import { importDataSet } from '../import/load.js';
-import { parseDataSet } from '../import/parse.js';
 import { type CreatedApiKey, createApiKey } from '../modules/api-keys/service.js';
 import { findOrganizationBySlug } from '../modules/organizations/repository.js';
 import { demoDataSet } from './data-set.js';
@@ -11,6 +10,6 @@ import { DEMO_ORGANIZATION } from './organization.js';
 /** Loads the demo data when it is not there yet; returns the key made for it then. */
 export async function bootstrapDemo(database: DatabaseHandle): Promise<CreatedApiKey | undefined> {
   if (await findOrganizationBySlug(database.db, DEMO_ORGANIZATION)) return undefined;
-  await importDataSet(database, parseDataSet(demoDataSet()));
+  await importDataSet(database, demoDataSet());
   return createApiKey(database.db, { org: DEMO_ORGANIZATION, name: 'Demo key' });
 }

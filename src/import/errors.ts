@@ -34,20 +34,39 @@ export function jsonPath(path: readonly PropertyKey[]): string {
 
 // How many problems one run reports: enough to fix a file in a few rounds, few enough
 // that a file with an error in every row does not print a million lines.
-const MAX_PROBLEMS = 50;
+export const MAX_PROBLEMS = 50;
 
-export function importErrorFromZod(error: z.ZodError): ImportError {
-  const problems: string[] = [];
-  for (const issue of error.issues) {
+/** One problem line per zod issue (one per unknown key), its path under `prefix`. */
+export function problemsOfIssues(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: readonly PropertyKey[] = [],
+): { problem: string; unrecognized: boolean }[] {
+  const problems: { problem: string; unrecognized: boolean }[] = [];
+  for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
-        problems.push(`${jsonPath([...issue.path, key])}: is not a field of this format`);
+        problems.push({
+          problem: `${jsonPath([...prefix, ...issue.path, key])}: is not a field of this format`,
+          unrecognized: true,
+        });
       }
     } else {
-      problems.push(`${jsonPath(issue.path)}: ${issue.message}`);
+      problems.push({
+        problem: `${jsonPath([...prefix, ...issue.path])}: ${issue.message}`,
+        unrecognized: false,
+      });
     }
   }
+  return problems;
+}
+
+/** The problems as one error: the first MAX_PROBLEMS, then how many more there are. */
+export function cappedImportError(problems: readonly string[], total = problems.length) {
   const shown = problems.slice(0, MAX_PROBLEMS);
-  if (problems.length > MAX_PROBLEMS) shown.push(`… and ${problems.length - MAX_PROBLEMS} more`);
+  if (total > shown.length) shown.push(`… and ${total - shown.length} more`);
   return new ImportError(shown);
+}
+
+export function importErrorFromZod(error: z.ZodError): ImportError {
+  return cappedImportError(problemsOfIssues(error.issues).map(({ problem }) => problem));
 }

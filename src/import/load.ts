@@ -1,13 +1,43 @@
-// Writes a validated DataSet in one transaction: all of it or, on any problem, nothing.
-// Loading the same data set twice changes nothing the second time (decisions.md §3).
-import { type Kysely, sql } from 'kysely';
-import type { DatabaseHandle } from '../db/connect.js';
+// The one loader of every import (a JSON or NDJSON file, CSV, the demo, a data set in
+// memory): records in, one transaction, all of it or, on any problem, nothing. Loading the
+// same data set twice changes nothing the second time (decisions.md §3).
+//
+// Streamed, in memory that does not grow with the file (docs/import-format.md):
+// 1. Each record is validated as it arrives (the record schemas of schema.ts), and each
+//    valid employee is written, in batches, to a staging table that lives only inside the
+//    import's transaction. The organisation and the merit cycles (a few hundred at most)
+//    are kept in memory; employees never are.
+// 2. At the end of the file, the checks across records — an id or email given twice, a
+//    cycle name or id given twice — are queries over the staging table that return the
+//    offending records' positions, so problems keep their JSON paths (and lines).
+// 3. Only when there is no problem at all is anything written: per cycle, set-based SQL
+//    matches the staged employees to the stored ones (by id, else by email), checks ids of
+//    other cycles and emails that kept employees still own, and replaces what changed.
+// Any problem rolls the transaction back: the database is exactly as it was.
+import { CompiledQuery, type Kysely, sql } from 'kysely';
+import type { DatabaseHandle, Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
 import { fromBoolean, toBoolean, toIso } from '../db/values.js';
 import { newId } from '../ids.js';
 import { toEmployee } from '../modules/employees/repository.js';
-import { ImportError } from './errors.js';
-import type { DataSet, ImportEmployee, ImportMeritCycle } from './schema.js';
+import { cappedImportError, ImportError, jsonPath, problemsOfIssues } from './errors.js';
+import {
+  type ImportRecord,
+  type ImportRecords,
+  ProblemList,
+  recordsOfDataSet,
+  type SortKey,
+} from './records.js';
+import {
+  Employee,
+  END_BEFORE_START,
+  type ImportEmployee,
+  type ImportMeritCycleRecord,
+  type ImportRoot,
+  MeritCycleRecord,
+  Root,
+  repeats,
+} from './schema.js';
 
 type Tx = Kysely<Database>;
 
@@ -28,75 +58,531 @@ export interface ImportOptions {
   prune?: boolean;
 }
 
-// Rows per INSERT: well under SQLite's bound-parameter limit at 13 columns a row.
-const INSERT_CHUNK = 500;
+const STAGING = 'compplan_import_employees';
+const MATCHES = 'compplan_import_matches';
+
+// The staging table's columns, in the order a batch sends them.
+const STAGED = [
+  'seq',
+  'cycle_index',
+  'employee_index',
+  'line',
+  'id',
+  'new_id',
+  'email',
+  'email_key',
+  'first_name',
+  'last_name',
+  'preferred_name',
+  'currency_code',
+  'currency_name',
+  'eligibility_status',
+  'columns',
+  'body',
+] as const;
+const INTEGER_COLUMNS = 4;
+const STAGING_COLUMNS = STAGED.map(
+  (name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`,
+).join(', ');
+
+// Rows per staging insert. SQLite: one prepared multi-row INSERT (16 values a row, well
+// under its 32,766 bound parameters), reused for every full batch. PostgreSQL: one INSERT
+// … SELECT FROM json_to_recordset() of one parameter (see flush), a few statements per
+// 10,000 employees; 2,000 rows are about 2.5 MB of JSON, two batches at most in memory.
+const BATCH_ROWS: Record<Dialect, number> = { sqlite: 500, postgres: 2_000 };
+
+// The import's own SQLite page cache (the connection's default is 2 MB): merging a large
+// cycle touches its table and three indexes all over, and re-reading evicted pages was
+// most of the time of a 500,000-employee cycle. Restored afterwards. Counted in KiB.
+const SQLITE_IMPORT_CACHE_KIB = 64 * 1024;
+
+/** A validated data set (or its input) held in memory, loaded by the same loader. */
+export function importDataSet(
+  database: DatabaseHandle,
+  dataSet: unknown,
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  return importRecords(database, recordsOfDataSet(dataSet), options);
+}
 
 /**
  * Runs `work` in a transaction that no other import can interleave with: SQLite takes the
- * write lock at BEGIN IMMEDIATE; PostgreSQL takes a per-organisation advisory lock.
+ * write lock at BEGIN IMMEDIATE; PostgreSQL takes a per-organisation advisory lock, when
+ * `lock(slug)` is called — before any stored row is read.
  */
 async function inImportTransaction<T>(
   { db, dialect }: DatabaseHandle,
-  organizationSlug: string,
-  work: (trx: Tx) => Promise<T>,
+  work: (trx: Tx, lock: (slug: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
   if (dialect === 'postgres') {
     return db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext(${`compplan-import:${organizationSlug}`}))`.execute(
-        trx,
-      );
-      return work(trx);
+      // The pool's 5 s statement timeout is for API requests; an import's statements are
+      // as large as its largest cycle.
+      await sql`set local statement_timeout = 0`.execute(trx);
+      return work(trx, async (slug) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`compplan-import:${slug}`}))`.execute(
+          trx,
+        );
+      });
     });
   }
   return db.connection().execute(async (connection) => {
-    await sql`begin immediate`.execute(connection);
+    const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(connection);
+    const cacheSize = rows[0]?.cache_size ?? -2000;
+    await sql.raw(`pragma cache_size = -${SQLITE_IMPORT_CACHE_KIB}`).execute(connection);
     try {
-      const result = await work(connection);
-      await sql`commit`.execute(connection);
-      return result;
-    } catch (error) {
-      await sql`rollback`.execute(connection);
-      throw error;
+      await sql`begin immediate`.execute(connection);
+      try {
+        const result = await work(connection, async () => undefined);
+        await sql`commit`.execute(connection);
+        return result;
+      } catch (error) {
+        await sql`rollback`.execute(connection);
+        throw error;
+      }
+    } finally {
+      await sql.raw(`pragma cache_size = ${cacheSize}`).execute(connection);
     }
   });
 }
 
-export async function importDataSet(
+interface CycleState {
+  /** The validated cycle, once its record has come and passed. */
+  cycle?: ImportMeritCycleRecord;
+  seen: boolean;
+  line?: number;
+  /** The file gives the cycle a list of employees (matched, and pruned with --prune). */
+  listsEmployees: boolean;
+  /** Employee records of the cycle so far. */
+  employees: number;
+  /** A record of the cycle (its own or an employee's) has a problem. */
+  faulty: boolean;
+}
+
+/** Validates records as they come, keeps the cycles, stages the employees. */
+class Intake {
+  readonly problems = new ProblemList();
+  /** Problems of the input's shape (NDJSON lines that are no record): reported alone. */
+  readonly shapeProblems: string[] = [];
+  /** Problems of single records: checks across records are not made over them. */
+  recordProblems = 0;
+  root?: ImportRoot;
+  rootLine?: number;
+  rootSeen = false;
+  readonly cycles: CycleState[] = [];
+  private seq = 0;
+  private batch: unknown[][] = [];
+  private inFlight: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly trx: Tx,
+    private readonly dialect: Dialect,
+  ) {}
+
+  cycleState(index: number): CycleState {
+    let state = this.cycles[index];
+    if (!state) {
+      state = { seen: false, listsEmployees: false, employees: 0, faulty: false };
+      this.cycles[index] = state;
+    }
+    return state;
+  }
+
+  private report(key: SortKey, line: number | undefined, problem: string): void {
+    this.problems.add(key, line === undefined ? problem : `line ${line}: ${problem}`);
+  }
+
+  async take(record: ImportRecord): Promise<void> {
+    switch (record.kind) {
+      case 'problem':
+        this.shapeProblems.push(record.message);
+        return;
+      case 'root':
+        return this.takeRoot(record.value, record.line);
+      case 'meritCycle':
+        return this.takeCycle(record);
+      case 'employee':
+        return this.takeEmployee(record);
+    }
+  }
+
+  private takeRoot(value: unknown, line: number | undefined): void {
+    this.rootSeen = true;
+    this.rootLine = line;
+    const result = Root.safeParse(value);
+    if (result.success) {
+      this.root = result.data;
+      return;
+    }
+    this.recordProblems++;
+    // Where whole-data-set validation lists them: the organisation first, the cycles
+    // next, unknown keys of the top after the cycles.
+    problemsOfIssues(result.error.issues).forEach(({ problem, unrecognized }, k) => {
+      const top = problem.startsWith('meritCycles') ? [2, -1, k] : [1, k];
+      this.report(unrecognized ? [3, k] : top, line, problem);
+    });
+  }
+
+  private takeCycle(record: Extract<ImportRecord, { kind: 'meritCycle' }>): void {
+    const state = this.cycleState(record.index);
+    state.seen = true;
+    state.line = record.line;
+    if (record.employees) state.listsEmployees = true;
+    const result = MeritCycleRecord.safeParse(record.value);
+    if (result.success) {
+      state.cycle = result.data;
+      return;
+    }
+    state.faulty = true;
+    this.recordProblems++;
+    const prefix = ['meritCycles', record.index];
+    const issues = result.error.issues;
+    let k = 0;
+    for (const issue of issues) {
+      // The cycle's fields, then (at the place of `employees`) its employees, then its
+      // unknown keys, then the check of its dates: the order of the whole data set.
+      const part =
+        issue.code === 'unrecognized_keys'
+          ? 2
+          : issue.code === 'custom' && issue.message === END_BEFORE_START
+            ? 3
+            : issue.path[0] === 'employees'
+              ? 1
+              : 0;
+      for (const { problem } of problemsOfIssues([issue], prefix)) {
+        const key = part === 1 ? [2, record.index, 1, -1, k] : [2, record.index, part, k];
+        this.report(key, record.line, problem);
+        k++;
+      }
+    }
+  }
+
+  private async takeEmployee(record: Extract<ImportRecord, { kind: 'employee' }>): Promise<void> {
+    const state = this.cycleState(record.cycle);
+    state.listsEmployees = true;
+    state.employees++;
+    const result = Employee.safeParse(record.value);
+    if (!result.success) {
+      state.faulty = true;
+      this.recordProblems++;
+      const prefix = ['meritCycles', record.cycle, 'employees', record.index];
+      problemsOfIssues(result.error.issues, prefix).forEach(({ problem }, k) => {
+        this.report([2, record.cycle, 1, record.index, k], record.line, problem);
+      });
+      return;
+    }
+    // Staged even after a problem, so that repeats are still found and reported; but
+    // then without the columns only a write would need.
+    this.batch.push(
+      stagedRow(
+        result.data,
+        this.seq++,
+        record,
+        this.recordProblems === 0 && this.shapeProblems.length === 0,
+      ),
+    );
+    if (this.batch.length >= BATCH_ROWS[this.dialect]) await this.flush();
+  }
+
+  /**
+   * Sends the batch. PostgreSQL works in another process: the batch is sent and the next
+   * one validated while it is written (one batch in flight, awaited before the next is
+   * sent or anything else is asked). SQLite writes in this thread, at once.
+   */
+  async flush(): Promise<void> {
+    await this.inFlight;
+    if (this.batch.length === 0) return;
+    const rows = this.batch;
+    this.batch = [];
+    if (this.dialect === 'postgres') {
+      // One JSON text of row objects, taken apart by json_to_recordset: about half the
+      // time of unnest() over 16 array parameters, whose array literals PostgreSQL parses
+      // more slowly than JSON; one parameter, whatever the batch size.
+      const text = JSON.stringify(
+        rows.map((row) => Object.fromEntries(STAGED.map((name, column) => [name, row[column]]))),
+      );
+      const sent = this.trx.executeQuery(
+        CompiledQuery.raw(
+          `insert into ${STAGING} (${STAGED.join(', ')})
+           select ${STAGED.join(', ')} from json_to_recordset($1::json) as staged(${STAGING_COLUMNS})`,
+          [text],
+        ),
+      );
+      // Awaited by the next flush; marked as handled meanwhile, so that a failure is not
+      // reported as unhandled before then.
+      sent.catch(() => undefined);
+      this.inFlight = sent;
+      return;
+    }
+    const row = `(${STAGED.map(() => '?').join(', ')})`;
+    await this.trx.executeQuery(
+      CompiledQuery.raw(
+        `insert into ${STAGING} (${STAGED.join(', ')}) values ${Array.from(rows, () => row).join(', ')}`,
+        rows.flat(),
+      ),
+    );
+  }
+}
+
+/** An employee as a staging row; its `body` is built with the id it has in the file. */
+function stagedRow(
+  employee: ImportEmployee,
+  seq: number,
+  record: Extract<ImportRecord, { kind: 'employee' }>,
+  full: boolean,
+): unknown[] {
+  const id = employee.id ?? newId('mce');
+  const emailKey = employee.email.toLowerCase();
+  const position = [seq, record.cycle, record.index, record.line ?? null, employee.id ?? null, id];
+  if (!full) return [...position, employee.email, emailKey, ...Array(STAGED.length - 8).fill(null)];
+  const preferredName = employee.preferredName ?? null;
+  const body = JSON.stringify(
+    toEmployee({
+      id,
+      email: employee.email,
+      firstName: employee.firstName,
+      lastName: employee.lastName,
+      preferredName,
+      currencyCode: employee.currencyCode,
+      eligibilityStatus: employee.eligibilityStatus,
+      columns: employee.columns,
+    }),
+  );
+  return [
+    ...position,
+    employee.email,
+    emailKey,
+    employee.firstName,
+    employee.lastName,
+    preferredName,
+    employee.currencyCode.code,
+    employee.currencyCode.value,
+    employee.eligibilityStatus,
+    JSON.stringify(employee.columns),
+    body,
+  ];
+}
+
+// A staged body carries the id the row had when it was staged (`new_id`); an employee
+// matched by email keeps its stored id, so its body is rewritten to start with that. The
+// body always starts `{"id":"<id>"` (toEmployee puts the id first; ids need no escaping).
+const BODY_WITH_STORED_ID = `'{"id":"' || m.stored_id || substr(s.body, 8 + length(s.new_id))`;
+
+async function run(trx: Tx, text: string, parameters: readonly unknown[] = []) {
+  return trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [...parameters]));
+}
+
+async function createStaging(trx: Tx, dialect: Dialect): Promise<void> {
+  // Ids compare as the stored ids do (PostgreSQL: COLLATE "C", see migration 0001), so
+  // that joins on them can use the primary key.
+  const id = dialect === 'postgres' ? 'text collate "C"' : 'text';
+  const columns = STAGED.map(
+    (name, column) =>
+      `${name} ${column < INTEGER_COLUMNS ? 'integer' : name === 'id' || name === 'new_id' ? id : 'text'}`,
+  ).join(', ');
+  if (dialect === 'postgres') {
+    // Temporary tables are never written to the WAL, and go with the transaction.
+    await run(trx, `create temporary table ${STAGING} (${columns}) on commit drop`);
+    await run(
+      trx,
+      `create temporary table ${MATCHES} (seq integer primary key, stored_id ${id} not null, same integer not null) on commit drop`,
+    );
+    await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
+    return;
+  }
+  // SQLite: in the connection's temporary database (a file of its own, never the main
+  // database's); created inside the transaction, so a rollback removes them too.
+  await run(trx, `drop table if exists temp.${STAGING}`);
+  await run(trx, `drop table if exists temp.${MATCHES}`);
+  await run(
+    trx,
+    `create temporary table ${STAGING} (${columns.replace('seq integer', 'seq integer primary key')})`,
+  );
+  await run(
+    trx,
+    `create temporary table ${MATCHES} (seq integer primary key, stored_id text not null, same integer not null)`,
+  );
+  await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
+  await run(trx, `pragma temp.cache_size = -${SQLITE_IMPORT_CACHE_KIB / 4}`);
+}
+
+async function dropStaging(trx: Tx, dialect: Dialect): Promise<void> {
+  if (dialect === 'sqlite') {
+    await run(trx, `drop table temp.${STAGING}`);
+    await run(trx, `drop table temp.${MATCHES}`);
+  }
+}
+
+/** Loads a data set given as records (records.ts); see the top of this file. */
+export async function importRecords(
   database: DatabaseHandle,
-  dataSet: DataSet,
+  records: ImportRecords,
   options: ImportOptions = {},
 ): Promise<ImportSummary> {
   const now = new Date().toISOString();
-  return inImportTransaction(database, dataSet.organization.slug, async (trx) => {
-    const organization = await upsertOrganization(trx, dataSet.organization, now);
-    const summary: ImportSummary = {
-      organization: { slug: dataSet.organization.slug, created: organization.created },
-      meritCycles: { created: 0, updated: 0, unchanged: 0 },
-      employees: { created: 0, updated: 0, unchanged: 0, removed: 0 },
-    };
-    for (const [index, cycle] of dataSet.meritCycles.entries()) {
-      const path = `meritCycles[${index}]`;
-      const { id, outcome } = await upsertMeritCycle(trx, organization.id, cycle, path, now);
-      summary.meritCycles[outcome]++;
-      if (cycle.employees) {
-        const counts = await loadEmployees(
-          trx,
-          organization.id,
-          id,
-          cycle.employees,
-          path,
-          options,
-        );
-        for (const key of ['created', 'updated', 'unchanged', 'removed'] as const) {
-          summary.employees[key] += counts[key];
-        }
-      }
+  const { dialect } = database;
+  return inImportTransaction(database, async (trx, lock) => {
+    await createStaging(trx, dialect);
+    const intake = new Intake(trx, dialect);
+    for await (const record of records) await intake.take(record);
+    await intake.flush();
+    // Indexes made once the rows are in: cheaper than keeping them up to date row by row.
+    await run(trx, `create index ${STAGING}_by_cycle on ${STAGING} (cycle_index, employee_index)`);
+    if (dialect === 'postgres') await run(trx, `analyze ${STAGING}`);
+
+    if (intake.shapeProblems.length > 0) {
+      throw new ImportError(intake.shapeProblems.slice(0, 50));
     }
+    if (!intake.rootSeen) throw new ImportError(['(the file): holds no data set']);
+    await checkRepeats(trx, intake);
+    if (intake.problems.total > 0) {
+      throw cappedImportError(intake.problems.problems, intake.problems.total);
+    }
+    const root = intake.root as ImportRoot;
+    await lock(root.organization.slug);
+    const summary = await merge(trx, dialect, root, intake.cycles, options, now);
+    await dropStaging(trx, dialect);
     return summary;
   });
 }
 
-async function upsertOrganization(trx: Tx, input: DataSet['organization'], now: string) {
+/** Lines of staged rows: `line 7: ` for NDJSON, nothing for JSON. */
+const lineOf = (line: unknown) => (typeof line === 'number' ? line : undefined);
+
+/**
+ * The checks across records, as the whole data set's validation makes them: repeats
+ * within a cycle for each cycle whose records are all valid, and repeats across cycles
+ * when every record is.
+ */
+async function checkRepeats(trx: Tx, intake: Intake): Promise<void> {
+  const report = (key: SortKey, line: number | undefined, path: PropertyKey[], message: string) =>
+    intake.problems.add(
+      key,
+      `${line === undefined ? '' : `line ${line}: `}${jsonPath(path)}: ${message}`,
+    );
+  const limit = 51;
+  const clean = intake.cycles.flatMap((state, index) => (state.faulty ? [] : [index]));
+  if (clean.length > 0 && clean.some((index) => (intake.cycles[index]?.employees ?? 0) > 1)) {
+    for (const [column, which] of [
+      ['id', 0],
+      ['email_key', 1],
+    ] as const) {
+      const { rows } = await run(
+        trx,
+        `select cycle_index, employee_index, line, first_index, count(*) over () as total from (
+           select cycle_index, employee_index, line,
+                  min(employee_index) over (partition by cycle_index, ${column}) as first_index
+             from ${STAGING}
+            where ${column} is not null and cycle_index in (${clean.join(', ')})
+         ) repeated
+         where employee_index <> first_index
+         order by cycle_index, employee_index
+         limit ${limit}`,
+      );
+      for (const row of rows) {
+        const cycle = Number(row.cycle_index);
+        const employee = Number(row.employee_index);
+        const first = Number(row.first_index);
+        report(
+          [2, cycle, 4, employee, which],
+          lineOf(row.line),
+          ['meritCycles', cycle, 'employees', employee, which === 0 ? 'id' : 'email'],
+          which === 0 ? repeats.employeeId(first) : repeats.email(first),
+        );
+      }
+      intake.problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
+    }
+  }
+  if (intake.recordProblems > 0) return;
+
+  // Across cycles: ids and names of cycles (in memory: cycles are few), employee ids.
+  const ids = new Map<string, number>();
+  const names = new Map<string, number>();
+  for (const [index, state] of intake.cycles.entries()) {
+    const cycle = state?.cycle;
+    if (!cycle) continue;
+    if (cycle.id !== undefined) {
+      const same = ids.get(cycle.id);
+      if (same !== undefined) {
+        report([4, index, 0], state.line, ['meritCycles', index, 'id'], repeats.cycleId(same));
+      } else ids.set(cycle.id, index);
+    }
+    const sameName = names.get(cycle.name);
+    if (sameName !== undefined) {
+      report(
+        [4, index, 1],
+        state.line,
+        ['meritCycles', index, 'name'],
+        repeats.cycleName(sameName),
+      );
+    } else names.set(cycle.name, index);
+  }
+  if (intake.cycles.filter((state) => state.employees > 0).length > 1) {
+    const { rows } = await run(
+      trx,
+      `select cycle_index, employee_index, line, first_cycle, first_index, count(*) over () as total from (
+         select cycle_index, employee_index, line,
+                first_value(cycle_index) over same_id as first_cycle,
+                first_value(employee_index) over same_id as first_index
+           from ${STAGING}
+          where id is not null
+         window same_id as (partition by id order by cycle_index, employee_index)
+       ) repeated
+       where first_cycle <> cycle_index
+       order by cycle_index, employee_index
+       limit ${limit}`,
+    );
+    for (const row of rows) {
+      const cycle = Number(row.cycle_index);
+      const employee = Number(row.employee_index);
+      report(
+        [4, cycle, 2, employee],
+        lineOf(row.line),
+        ['meritCycles', cycle, 'employees', employee, 'id'],
+        repeats.employeeIdElsewhere(Number(row.first_cycle), Number(row.first_index)),
+      );
+    }
+    intake.problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
+  }
+}
+
+async function merge(
+  trx: Tx,
+  dialect: Dialect,
+  root: ImportRoot,
+  cycles: readonly CycleState[],
+  options: ImportOptions,
+  now: string,
+): Promise<ImportSummary> {
+  const organization = await upsertOrganization(trx, root.organization, now);
+  const summary: ImportSummary = {
+    organization: { slug: root.organization.slug, created: organization.created },
+    meritCycles: { created: 0, updated: 0, unchanged: 0 },
+    employees: { created: 0, updated: 0, unchanged: 0, removed: 0 },
+  };
+  for (const [index, state] of cycles.entries()) {
+    const cycle = state.cycle as ImportMeritCycleRecord;
+    const path = `meritCycles[${index}]`;
+    const { id, outcome } = await upsertMeritCycle(trx, organization.id, cycle, path, now);
+    summary.meritCycles[outcome]++;
+    if (state.listsEmployees) {
+      const counts = await mergeEmployees(trx, dialect, {
+        organizationId: organization.id,
+        meritCycleId: id,
+        index,
+        count: state.employees,
+        isNew: outcome === 'created',
+        prune: options.prune === true,
+      });
+      for (const key of ['created', 'updated', 'unchanged', 'removed'] as const) {
+        summary.employees[key] += counts[key];
+      }
+    }
+  }
+  return summary;
+}
+
+async function upsertOrganization(trx: Tx, input: ImportRoot['organization'], now: string) {
   const existing = await trx
     .selectFrom('organizations')
     .selectAll()
@@ -133,7 +619,7 @@ type Outcome = 'created' | 'updated' | 'unchanged';
 async function upsertMeritCycle(
   trx: Tx,
   organizationId: string,
-  cycle: ImportMeritCycle,
+  cycle: ImportMeritCycleRecord,
   path: string,
   now: string,
 ): Promise<{ id: string; outcome: Outcome }> {
@@ -201,134 +687,138 @@ async function upsertMeritCycle(
   return { id, outcome: 'updated' };
 }
 
-interface StoredEmployee {
-  id: string;
-  email_key: string;
-  body: string;
+interface CycleMerge {
+  organizationId: string;
+  meritCycleId: string;
+  /** The cycle's index in the file: its staged rows. */
+  index: number;
+  /** How many employees the file lists for it. */
+  count: number;
+  /** Created by this import: nothing stored to match. */
+  isNew: boolean;
+  prune: boolean;
 }
 
-async function loadEmployees(
-  trx: Tx,
-  organizationId: string,
-  meritCycleId: string,
-  employees: readonly ImportEmployee[],
-  cyclePath: string,
-  options: ImportOptions,
-): Promise<Counts & { removed: number }> {
-  const stored = await trx
-    .selectFrom('merit_cycle_employees')
-    .select(['id', 'email_key', 'body'])
-    .where('merit_cycle_id', '=', meritCycleId)
-    .execute();
-  const byId = new Map(stored.map((row) => [row.id, row]));
-  const byEmail = new Map(stored.map((row) => [row.email_key, row]));
+const INSERT_COLUMNS =
+  'id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, columns, body';
+const STAGED_VALUES =
+  's.email, s.email_key, s.first_name, s.last_name, s.preferred_name, s.currency_code, s.currency_name, s.eligibility_status, s.columns';
 
-  // 1. Match every employee of the file to a stored one (by id where given, else by
-  //    email, case-insensitively) or give it a new id.
-  const planned: {
-    employee: ImportEmployee;
-    id: string;
-    emailKey: string;
-    stored?: StoredEmployee;
-  }[] = [];
-  for (const [index, employee] of employees.entries()) {
-    const emailKey = employee.email.toLowerCase();
-    const match = employee.id ? byId.get(employee.id) : byEmail.get(emailKey);
-    if (employee.id && !match) {
-      const elsewhere = await trx
-        .selectFrom('merit_cycle_employees')
-        .select('id')
-        .where('id', '=', employee.id)
-        .executeTakeFirst();
-      if (elsewhere) {
-        throw new ImportError([
-          `${cyclePath}.employees[${index}].id: ${employee.id} already belongs to another merit cycle`,
-        ]);
-      }
-    }
-    planned.push({
-      employee,
-      id: match?.id ?? employee.id ?? newId('mce'),
-      emailKey,
-      ...(match ? { stored: match } : {}),
-    });
+/** One cycle's staged employees against its stored ones, set-based. */
+async function mergeEmployees(
+  trx: Tx,
+  dialect: Dialect,
+  merge: CycleMerge,
+): Promise<Counts & { removed: number }> {
+  const { organizationId, meritCycleId, index } = merge;
+  const path = `meritCycles[${index}]`;
+  const p = (n: number) => (dialect === 'postgres' ? `$${n}::text` : '?');
+
+  // An id the file gives that a stored employee of another cycle has: never moved.
+  const elsewhere = await run(
+    trx,
+    `select s.employee_index, s.id from ${STAGING} s
+       join merit_cycle_employees e on e.id = s.id
+      where s.cycle_index = ${index} and s.id is not null and e.merit_cycle_id <> ${p(1)}
+      order by s.employee_index limit 1`,
+    [meritCycleId],
+  );
+  const foreign = elsewhere.rows[0];
+  if (foreign) {
+    throw new ImportError([
+      `${path}.employees[${String(foreign.employee_index)}].id: ${String(foreign.id)} already belongs to another merit cycle`,
+    ]);
   }
 
-  // 2. What stays that the file does not list: removed with --prune, else kept — and
-  //    then it still owns its email.
-  const listed = new Set(planned.map((plan) => plan.id));
-  const unlisted = stored.filter((row) => !listed.has(row.id));
-  if (!options.prune) {
-    const keptEmails = new Map(unlisted.map((row) => [row.email_key, row.id]));
-    for (const [index, plan] of planned.entries()) {
-      const owner = keptEmails.get(plan.emailKey);
-      if (owner) {
-        throw new ImportError([
-          `${cyclePath}.employees[${index}].email: employee ${owner} of this merit cycle already has this email (import with --prune to replace employees the file no longer lists)`,
-        ]);
-      }
+  if (merge.isNew) {
+    // Nothing stored to match or remove: every employee is created.
+    await run(
+      trx,
+      `insert into merit_cycle_employees (${INSERT_COLUMNS})
+       select s.new_id, ${p(1)}, ${p(2)}, ${STAGED_VALUES}, s.body
+         from ${STAGING} s where s.cycle_index = ${index} order by s.employee_index`,
+      [organizationId, meritCycleId],
+    );
+    return { created: merge.count, updated: 0, unchanged: 0, removed: 0 };
+  }
+
+  // 1. Match every staged employee to a stored one: by id where given, else by email
+  //    (case-insensitively); `same` when its stored body is exactly what would be written.
+  await run(trx, `delete from ${MATCHES}`);
+  await run(
+    trx,
+    `insert into ${MATCHES} (seq, stored_id, same)
+     select s.seq, e.id, case when e.body = s.body then 1 else 0 end
+       from ${STAGING} s join merit_cycle_employees e on e.id = s.id
+      where s.cycle_index = ${index} and s.id is not null and e.merit_cycle_id = ${p(1)}
+     union all
+     select s.seq, e.id, case when e.body = ${BODY_WITH_STORED_ID.replaceAll('m.stored_id', 'e.id')} then 1 else 0 end
+       from ${STAGING} s join merit_cycle_employees e
+         on e.merit_cycle_id = ${p(2)} and e.email_key = s.email_key
+      where s.cycle_index = ${index} and s.id is null`,
+    [meritCycleId, meritCycleId],
+  );
+  // Temporary tables get no statistics unless asked: the plans below depend on them.
+  if (dialect === 'postgres') await run(trx, `analyze ${MATCHES}`);
+
+  // 2. What the file does not list: removed with --prune, else kept — and a kept
+  //    employee still owns its email.
+  if (!merge.prune) {
+    const kept = await run(
+      trx,
+      `select s.employee_index, e.id from ${STAGING} s
+         join merit_cycle_employees e on e.merit_cycle_id = ${p(1)} and e.email_key = s.email_key
+        where s.cycle_index = ${index}
+          and not exists (select 1 from ${MATCHES} m where m.stored_id = e.id)
+        order by s.employee_index limit 1`,
+      [meritCycleId],
+    );
+    const owner = kept.rows[0];
+    if (owner) {
+      throw new ImportError([
+        `${path}.employees[${String(owner.employee_index)}].email: employee ${String(owner.id)} of this merit cycle already has this email (import with --prune to replace employees the file no longer lists)`,
+      ]);
     }
   }
 
   // 3. Write only what changed. Changed rows are replaced (delete, then insert) so that
   //    two employees may swap emails without tripping the unique index midway.
-  const rows = planned.map((plan) =>
-    toRow(plan.employee, plan.id, plan.emailKey, organizationId, meritCycleId),
+  const { rows } = await run(
+    trx,
+    `select count(*) as matched, coalesce(sum(same), 0) as same from ${MATCHES}`,
   );
-  const changed = rows.filter((row, index) => planned[index]?.stored?.body !== row.body);
-  const replaced = changed.filter((row) => byId.has(row.id)).map((row) => row.id);
-  const removed = options.prune ? unlisted.map((row) => row.id) : [];
-  for (const ids of chunks([...replaced, ...removed], INSERT_CHUNK)) {
-    await trx.deleteFrom('merit_cycle_employees').where('id', 'in', ids).execute();
+  const matched = Number(rows[0]?.matched ?? 0);
+  const unchanged = Number(rows[0]?.same ?? 0);
+  await run(
+    trx,
+    `delete from merit_cycle_employees where id in (select stored_id from ${MATCHES} where same = 0)`,
+  );
+  let removed = 0;
+  if (merge.prune) {
+    const result = await run(
+      trx,
+      `delete from merit_cycle_employees
+        where merit_cycle_id = ${p(1)}
+          and not exists (select 1 from ${MATCHES} m where m.stored_id = merit_cycle_employees.id)`,
+      [meritCycleId],
+    );
+    removed = Number(result.numAffectedRows ?? 0n);
   }
-  for (const chunk of chunks(changed, INSERT_CHUNK)) {
-    await trx.insertInto('merit_cycle_employees').values(chunk).execute();
-  }
-  return {
-    created: changed.length - replaced.length,
-    updated: replaced.length,
-    unchanged: rows.length - changed.length,
-    removed: removed.length,
-  };
-}
-
-function toRow(
-  employee: ImportEmployee,
-  id: string,
-  emailKey: string,
-  organizationId: string,
-  meritCycleId: string,
-) {
-  const preferredName = employee.preferredName ?? null;
-  const body = JSON.stringify(
-    toEmployee({
-      id,
-      email: employee.email,
-      firstName: employee.firstName,
-      lastName: employee.lastName,
-      preferredName,
-      currencyCode: employee.currencyCode,
-      eligibilityStatus: employee.eligibilityStatus,
-      columns: employee.columns,
-    }),
+  await run(
+    trx,
+    `insert into merit_cycle_employees (${INSERT_COLUMNS})
+     select coalesce(m.stored_id, s.new_id), ${p(1)}, ${p(2)}, ${STAGED_VALUES},
+            case when m.stored_id is null or m.stored_id = s.new_id then s.body
+                 else ${BODY_WITH_STORED_ID} end
+       from ${STAGING} s left join ${MATCHES} m on m.seq = s.seq
+      where s.cycle_index = ${index} and (m.same is null or m.same = 0)
+      order by s.employee_index`,
+    [organizationId, meritCycleId],
   );
   return {
-    id,
-    organization_id: organizationId,
-    merit_cycle_id: meritCycleId,
-    email: employee.email,
-    email_key: emailKey,
-    first_name: employee.firstName,
-    last_name: employee.lastName,
-    preferred_name: preferredName,
-    currency_code: employee.currencyCode.code,
-    currency_name: employee.currencyCode.value,
-    eligibility_status: employee.eligibilityStatus,
-    columns: JSON.stringify(employee.columns),
-    body,
+    created: merge.count - matched,
+    updated: matched - unchanged,
+    unchanged,
+    removed,
   };
-}
-
-function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let start = 0; start < items.length; start += size) yield items.slice(start, start + size);
 }

@@ -1,14 +1,15 @@
 // The NDJSON form of a data set (docs/import-format.md, "NDJSON"): one JSON object per
-// line — the organisation, each merit cycle, each employee with the cycle it belongs to —
-// assembled into the data set of the JSON format and validated and loaded by the same
-// code (parseDataSet, importDataSet). Problems name the line and the JSON path of the
-// assembled data set, e.g. `line 7: meritCycles[0].employees[3].email: must be an email
-// address`.
+// line — the organisation, each merit cycle, each employee with the cycle it belongs to.
+// `ndjsonRecords` reads a stream line by line into the records the loader validates and
+// stages as they arrive (records.ts, load.ts), so memory does not grow with the file.
+// Problems name the line and the JSON path in the data set the lines make, e.g.
+// `line 7: meritCycles[0].employees[3].email: must be an email address`.
 //
-// Not streamed yet: the lines are read into one data set before anything is written, so
-// memory grows with the file, as for a JSON file (docs/benchmarks.md).
+// `parseNdjsonDataSet` reads the same lines, by the same rules, into a validated data set
+// in memory.
 import { DataSetSyntaxError, ImportError } from './errors.js';
 import { parseDataSet } from './parse.js';
+import type { ImportRecord } from './records.js';
 import type { DataSet } from './schema.js';
 
 type Json = Record<string, unknown>;
@@ -16,16 +17,124 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** True when the text looks like NDJSON: its first line alone is `{"organization": …}`. */
-export function looksLikeNdjson(text: string): boolean {
-  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  const firstLine = body.trimStart().split('\n', 1)[0] ?? '';
+/** True when a first line alone is `{"organization": …}`: the test of the NDJSON form. */
+export function isOrganizationLine(line: string): boolean {
   try {
-    const first = JSON.parse(firstLine) as unknown;
+    const first = JSON.parse(line) as unknown;
     return isObject(first) && Object.keys(first).join() === 'organization';
   } catch {
     return false;
   }
+}
+
+/** True when the text looks like NDJSON: its first line alone is `{"organization": …}`. */
+export function looksLikeNdjson(text: string): boolean {
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  return isOrganizationLine(body.trimStart().split('\n', 1)[0] ?? '');
+}
+
+/** The lines of a file, one at a time, into records; the rules of the NDJSON form. */
+class NdjsonLines {
+  private organization = false;
+  private firstRecordLine: number | undefined;
+  private problems = 0;
+  /** A cycle line is found again by its id, else by its name: its index, its employees. */
+  private readonly cycles = new Map<string, number>();
+  private readonly employees: number[] = [];
+
+  *line(raw: string, line: number): Generator<ImportRecord> {
+    const source = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (source.trim() === '') return;
+    this.firstRecordLine ??= line;
+    let record: unknown;
+    try {
+      record = JSON.parse(source);
+    } catch (error) {
+      throw new DataSetSyntaxError(
+        `line ${line} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    const keys = isObject(record) ? Object.keys(record).sort().join() : '';
+    if (!isObject(record)) {
+      yield this.problem(`line ${line}: must be a JSON object`);
+    } else if (keys === 'organization') {
+      if (this.organization) {
+        yield this.problem(
+          `line ${line}: a second organization line; a file holds one organisation`,
+        );
+      } else if (line !== this.firstRecordLine) {
+        yield this.problem(`line ${line}: the organization line must come first`);
+      } else {
+        this.organization = true;
+        yield { kind: 'root', value: { organization: record.organization, meritCycles: [] }, line };
+      }
+    } else if (keys === 'meritCycle') {
+      const cycle = record.meritCycle;
+      const index = this.employees.length;
+      const value: Json = isObject(cycle) ? { ...cycle } : { value: cycle };
+      if (isObject(cycle) && 'employees' in cycle) {
+        yield this.problem(
+          `line ${line}: meritCycle.employees: employees are lines of their own ({"employee": …, "meritCycle": …})`,
+        );
+      }
+      this.employees.push(0);
+      for (const name of [value.id, value.name]) {
+        if (typeof name === 'string' && !this.cycles.has(name)) this.cycles.set(name, index);
+      }
+      yield { kind: 'meritCycle', index, value, employees: false, line };
+    } else if (keys === 'employee,meritCycle') {
+      const cycle =
+        typeof record.meritCycle === 'string' ? this.cycles.get(record.meritCycle) : undefined;
+      if (cycle === undefined) {
+        yield this.problem(
+          `line ${line}: meritCycle: ${JSON.stringify(record.meritCycle)} is not the id or name of a meritCycle line above`,
+        );
+        return;
+      }
+      const index = this.employees[cycle] ?? 0;
+      this.employees[cycle] = index + 1;
+      yield { kind: 'employee', cycle, index, value: record.employee, line };
+    } else {
+      yield this.problem(
+        `line ${line}: must be {"organization": …}, {"meritCycle": …} or {"employee": …, "meritCycle": "<id or name>"}`,
+      );
+    }
+  }
+
+  *end(): Generator<ImportRecord> {
+    if (!this.organization && this.problems === 0) {
+      yield this.problem('line 1: the first line must be {"organization": …}');
+    }
+  }
+
+  private problem(message: string): ImportRecord {
+    this.problems++;
+    return { kind: 'problem', message };
+  }
+}
+
+/** The records of an NDJSON data set, read from a stream of text line by line. */
+export async function* ndjsonRecords(chunks: AsyncIterable<string>): AsyncGenerator<ImportRecord> {
+  const lines = new NdjsonLines();
+  let number = 0;
+  let rest = '';
+  let first = true;
+  for await (const chunk of chunks) {
+    let text = rest + chunk;
+    if (first) {
+      if (text.startsWith('\uFEFF')) text = text.slice(1);
+      first = false;
+    }
+    let start = 0;
+    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
+      number++;
+      yield* lines.line(text.slice(start, newline), number);
+      start = newline + 1;
+    }
+    rest = text.slice(start);
+  }
+  if (rest !== '') yield* lines.line(rest, number + 1);
+  yield* lines.end();
 }
 
 interface Assembled {
@@ -38,79 +147,30 @@ function assemble(text: string): Assembled {
   const dataSet: Assembled['dataSet'] = { meritCycles: [] };
   const lines = new Map<string, number>();
   const problems: string[] = [];
-  // A cycle line is found again by its id, else by its name.
-  const cycles = new Map<string, { index: number; employees: Json[] }>();
+  const reader = new NdjsonLines();
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  body.split('\n').forEach((raw, index) => {
-    const line = index + 1;
-    const source = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (source.trim() === '') return;
-    let record: unknown;
-    try {
-      record = JSON.parse(source);
-    } catch (error) {
-      throw new DataSetSyntaxError(
-        `line ${line} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
-    const keys = isObject(record) ? Object.keys(record).sort().join() : '';
-    if (!isObject(record)) {
-      problems.push(`line ${line}: must be a JSON object`);
-    } else if (keys === 'organization') {
-      if (dataSet.organization !== undefined) {
-        problems.push(`line ${line}: a second organization line; a file holds one organisation`);
-      } else if (line !== firstRecordLine(body)) {
-        problems.push(`line ${line}: the organization line must come first`);
-      } else {
-        dataSet.organization = record.organization;
-        lines.set('organization', line);
-      }
-    } else if (keys === 'meritCycle') {
-      const cycle = record.meritCycle;
-      const cycleIndex = dataSet.meritCycles.length;
-      const entry: Json = isObject(cycle) ? { ...cycle } : { value: cycle };
-      if (isObject(cycle) && 'employees' in cycle) {
-        problems.push(
-          `line ${line}: meritCycle.employees: employees are lines of their own ({"employee": …, "meritCycle": …})`,
-        );
-      }
-      dataSet.meritCycles.push(entry);
-      lines.set(`meritCycles[${cycleIndex}]`, line);
-      const employees: Json[] = [];
-      for (const name of [entry.id, entry.name]) {
-        if (typeof name === 'string' && !cycles.has(name)) {
-          cycles.set(name, { index: cycleIndex, employees });
-        }
-      }
-    } else if (keys === 'employee,meritCycle') {
-      const cycle =
-        typeof record.meritCycle === 'string' ? cycles.get(record.meritCycle) : undefined;
-      if (!cycle) {
-        problems.push(
-          `line ${line}: meritCycle: ${JSON.stringify(record.meritCycle)} is not the id or name of a meritCycle line above`,
-        );
-        return;
-      }
-      const target = dataSet.meritCycles[cycle.index];
-      if (target && target.employees === undefined) target.employees = cycle.employees;
-      lines.set(`meritCycles[${cycle.index}].employees[${cycle.employees.length}]`, line);
-      cycle.employees.push(record.employee as Json);
+  const records = function* () {
+    for (const [index, raw] of body.split('\n').entries()) yield* reader.line(raw, index + 1);
+    yield* reader.end();
+  };
+  for (const record of records()) {
+    if (record.kind === 'problem') problems.push(record.message);
+    else if (record.kind === 'root') {
+      dataSet.organization = (record.value as Json).organization;
+      lines.set('organization', record.line ?? 0);
+    } else if (record.kind === 'meritCycle') {
+      dataSet.meritCycles[record.index] = record.value as Json;
+      lines.set(`meritCycles[${record.index}]`, record.line ?? 0);
     } else {
-      problems.push(
-        `line ${line}: must be {"organization": …}, {"meritCycle": …} or {"employee": …, "meritCycle": "<id or name>"}`,
-      );
+      const cycle = dataSet.meritCycles[record.cycle] as Json;
+      if (cycle.employees === undefined) cycle.employees = [];
+      const employees = cycle.employees as unknown[];
+      lines.set(`meritCycles[${record.cycle}].employees[${record.index}]`, record.line ?? 0);
+      employees.push(record.value);
     }
-  });
-  if (dataSet.organization === undefined && problems.length === 0) {
-    problems.push('line 1: the first line must be {"organization": …}');
   }
   if (problems.length > 0) throw new ImportError(problems.slice(0, 50));
   return { dataSet, lines };
-}
-
-function firstRecordLine(body: string): number {
-  const index = body.split('\n').findIndex((line) => line.trim() !== '');
-  return index + 1;
 }
 
 /** The line a problem's JSON path comes from: the longest known prefix of the path. */
@@ -125,7 +185,7 @@ function lineOf(problem: string, lines: Map<string, number>): number | undefined
   return best?.line;
 }
 
-/** An NDJSON data set, validated; problems name their line and JSON path. */
+/** An NDJSON data set in memory, validated; problems name their line and JSON path. */
 export function parseNdjsonDataSet(text: string): DataSet {
   const { dataSet, lines } = assemble(text);
   try {

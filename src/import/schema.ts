@@ -1,5 +1,7 @@
-// The import file format (decisions.md section 3), validated in full before anything is
-// written. Objects are strict: a misspelt field is an error, never silently dropped.
+// The import file format (decisions.md section 3). Objects are strict: a misspelt field is
+// an error, never silently dropped. The streaming loader (load.ts) validates each record
+// of a file with the record schemas below (Root, MeritCycleRecord, Employee) as it
+// arrives; `DataSet` composes the same schemas to validate a whole data set in memory.
 import { z } from 'zod';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { ID_PATTERNS } from '../ids.js';
@@ -97,7 +99,7 @@ const CurrencyCode = z.union(
   { message: 'must be an ISO 4217 code, or an object {"code": "GBP", "value": "British Pound"}' },
 );
 
-const Employee = z.strictObject({
+export const Employee = z.strictObject({
   id: idOf('mce').optional(),
   email: z.email({ message: 'must be an email address' }),
   firstName: text,
@@ -113,33 +115,58 @@ const Employee = z.strictObject({
 });
 export type ImportEmployee = z.output<typeof Employee>;
 
+/** Problems of one record repeating another, worded alike by DataSet and the loader. */
+export const repeats = {
+  employeeId: (first: number) => `repeats the id of employees[${first}]`,
+  email: (first: number) =>
+    `repeats the email of employees[${first}] (emails compare case-insensitively)`,
+  cycleId: (first: number) => `repeats the id of meritCycles[${first}]`,
+  cycleName: (first: number) => `repeats the name of meritCycles[${first}]`,
+  employeeIdElsewhere: (cycle: number, employee: number) =>
+    `repeats the id of meritCycles[${cycle}].employees[${employee}]: an employee id belongs to one merit cycle`,
+};
+
+export const END_BEFORE_START = 'must not be before startDate';
+
 const ExchangeRates = z.record(
   currencyCode,
   z.number().positive('must be a positive number').finite(),
 );
 
+const meritCycleFields = {
+  id: idOf('mc').optional(),
+  name: text,
+  status: z.enum(MERIT_CYCLE_STATUSES),
+  startDate: timestamp,
+  endDate: timestamp,
+  createdDate: timestamp.optional(),
+  currency: currencyCode,
+  exchangeRates: ExchangeRates.optional(),
+};
+
+// Compared only when both dates are valid: zod runs object checks after field issues,
+// and a malformed date must not also be reported as "before startDate".
+const datesInOrder = {
+  path: ['endDate'],
+  message: END_BEFORE_START,
+  when: ({ value, issues }: { value: unknown; issues: readonly { path?: PropertyKey[] }[] }) =>
+    typeof value === 'object' &&
+    value !== null &&
+    issues.every((issue) => issue.path?.[0] !== 'startDate' && issue.path?.[0] !== 'endDate'),
+};
+
+/**
+ * A merit cycle record of a streamed file: the fields of a cycle, its employees streamed
+ * as records of their own. `employees` is here only when it is not a list (then it is
+ * reported as it would be in the whole data set).
+ */
+export const MeritCycleRecord = z
+  .strictObject({ ...meritCycleFields, employees: z.array(z.unknown()).optional() })
+  .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder);
+
 const MeritCycle = z
-  .strictObject({
-    id: idOf('mc').optional(),
-    name: text,
-    status: z.enum(MERIT_CYCLE_STATUSES),
-    startDate: timestamp,
-    endDate: timestamp,
-    createdDate: timestamp.optional(),
-    currency: currencyCode,
-    exchangeRates: ExchangeRates.optional(),
-    employees: z.array(Employee).optional(),
-  })
-  // Compared only when both dates are valid: zod runs object checks after field issues,
-  // and a malformed date must not also be reported as "before startDate".
-  .refine((cycle) => cycle.endDate >= cycle.startDate, {
-    path: ['endDate'],
-    message: 'must not be before startDate',
-    when: ({ value, issues }) =>
-      typeof value === 'object' &&
-      value !== null &&
-      issues.every((issue) => issue.path?.[0] !== 'startDate' && issue.path?.[0] !== 'endDate'),
-  })
+  .strictObject({ ...meritCycleFields, employees: z.array(Employee).optional() })
+  .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder)
   .superRefine((cycle, ctx) => {
     const ids = new Map<string, number>();
     const emails = new Map<string, number>();
@@ -149,7 +176,7 @@ const MeritCycle = z
         ctx.addIssue({
           code: 'custom',
           path: ['employees', index, 'id'],
-          message: `repeats the id of employees[${sameId}]`,
+          message: repeats.employeeId(sameId),
         });
       } else if (employee.id !== undefined) ids.set(employee.id, index);
       const emailKey = employee.email.toLowerCase();
@@ -158,30 +185,40 @@ const MeritCycle = z
         ctx.addIssue({
           code: 'custom',
           path: ['employees', index, 'email'],
-          message: `repeats the email of employees[${sameEmail}] (emails compare case-insensitively)`,
+          message: repeats.email(sameEmail),
         });
       } else emails.set(emailKey, index);
     });
   });
 export type ImportMeritCycle = z.output<typeof MeritCycle>;
+export type ImportMeritCycleRecord = z.output<typeof MeritCycleRecord>;
+export type ImportRoot = z.output<typeof Root>;
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
+const Organization = z.strictObject({
+  slug: z.string().regex(SLUG_PATTERN, {
+    message: 'must be 1–63 lowercase letters, digits and inner hyphens, e.g. acme',
+  }),
+  name: text,
+  apiKeysEnabled: z.boolean().optional(),
+});
+
+/** The top of a streamed file: the organisation; the merit cycles are records of their own. */
+export const Root = z.strictObject({
+  organization: Organization,
+  meritCycles: z.array(z.unknown()),
+});
+
 export const DataSet = z
   .strictObject({
-    organization: z.strictObject({
-      slug: z.string().regex(SLUG_PATTERN, {
-        message: 'must be 1–63 lowercase letters, digits and inner hyphens, e.g. acme',
-      }),
-      name: text,
-      apiKeysEnabled: z.boolean().optional(),
-    }),
+    organization: Organization,
     meritCycles: z.array(MeritCycle),
   })
   .superRefine((dataSet, ctx) => {
     const cycleIds = new Map<string, number>();
     const names = new Map<string, number>();
-    const employeeIds = new Map<string, string>();
+    const employeeIds = new Map<string, [number, number]>();
     dataSet.meritCycles.forEach((cycle, index) => {
       if (cycle.id !== undefined) {
         const same = cycleIds.get(cycle.id);
@@ -189,7 +226,7 @@ export const DataSet = z
           ctx.addIssue({
             code: 'custom',
             path: ['meritCycles', index, 'id'],
-            message: `repeats the id of meritCycles[${same}]`,
+            message: repeats.cycleId(same),
           });
         } else cycleIds.set(cycle.id, index);
       }
@@ -198,20 +235,19 @@ export const DataSet = z
         ctx.addIssue({
           code: 'custom',
           path: ['meritCycles', index, 'name'],
-          message: `repeats the name of meritCycles[${sameName}]`,
+          message: repeats.cycleName(sameName),
         });
       } else names.set(cycle.name, index);
       (cycle.employees ?? []).forEach((employee, employeeIndex) => {
         if (employee.id === undefined) return;
-        const where = `meritCycles[${index}].employees[${employeeIndex}]`;
         const first = employeeIds.get(employee.id);
-        if (first !== undefined && !first.startsWith(`meritCycles[${index}].`)) {
+        if (first !== undefined && first[0] !== index) {
           ctx.addIssue({
             code: 'custom',
             path: ['meritCycles', index, 'employees', employeeIndex, 'id'],
-            message: `repeats the id of ${first}: an employee id belongs to one merit cycle`,
+            message: repeats.employeeIdElsewhere(first[0], first[1]),
           });
-        } else if (first === undefined) employeeIds.set(employee.id, where);
+        } else if (first === undefined) employeeIds.set(employee.id, [index, employeeIndex]);
       });
     });
   });

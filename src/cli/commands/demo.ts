@@ -10,9 +10,8 @@ export function registerDemo(program: Command): void {
     .action(async () => {
       const { demoDataSet } = await import('../../demo/data-set.js');
       const { importDataSet } = await import('../../import/load.js');
-      const { parseDataSet } = await import('../../import/parse.js');
       const summary = await withDatabase(configFromEnvironment(), (database) =>
-        importDataSet(database, parseDataSet(demoDataSet())),
+        importDataSet(database, demoDataSet()),
       );
       console.log(describeSummary(summary));
       console.log(`Create a key with: npx compplan keys create --org ${DEMO_ORGANIZATION}`);

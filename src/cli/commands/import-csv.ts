@@ -5,7 +5,6 @@ import { toIso } from '../../db/values.js';
 import { csvImportError, employeesFromCsv } from '../../import/csv.js';
 import { ImportError } from '../../import/errors.js';
 import { type ImportSummary, importDataSet } from '../../import/load.js';
-import { parseDataSet } from '../../import/parse.js';
 import type { DataSetInput } from '../../import/schema.js';
 import { findMeritCycleRow } from '../../modules/merit-cycles/repository.js';
 import { findOrganizationBySlug } from '../../modules/organizations/repository.js';
@@ -39,7 +38,8 @@ export async function importEmployeesCsv(
     ],
   };
   try {
-    return await importDataSet(database, parseDataSet(dataSet), { prune: options.prune });
+    // Validated record by record by the loader, as a file's data set is.
+    return await importDataSet(database, dataSet, { prune: options.prune });
   } catch (error) {
     if (error instanceof ImportError) throw csvImportError(error, source);
     throw error;

@@ -62,24 +62,31 @@ export function registerImport(program: Command): void {
         console.log(describeSummary(summary));
         return;
       }
-      const { parseDataSetText } = await import('../../import/parse.js');
-      const { importDataSet } = await import('../../import/load.js');
+      // Streamed: records are read, validated and staged as the file is read, inside the
+      // import's one transaction (src/import/load.ts), so memory does not grow with it.
+      const { importRecords } = await import('../../import/load.js');
       const { DataSetSyntaxError } = await import('../../import/errors.js');
-      const { looksLikeNdjson, parseNdjsonDataSet } = await import('../../import/ndjson.js');
-      const source = await readSource(file);
-      // NDJSON by its extension, or by its first line (standard input, other names).
-      const ndjson = /\.(ndjson|jsonl)$/i.test(file) || looksLikeNdjson(source);
-      let dataSet: ReturnType<typeof parseDataSetText>;
+      const { openSource, recordsOfStream, SourceError } = await import('../../import/source.js');
+      let stream: AsyncIterable<string>;
       try {
-        dataSet = ndjson ? parseNdjsonDataSet(source) : parseDataSetText(source);
+        stream = await openSource(file);
+      } catch (error) {
+        if (error instanceof SourceError)
+          throw new CliError(`Cannot read ${file}: ${error.message}`);
+        throw error;
+      }
+      let summary: ImportSummary;
+      try {
+        // NDJSON by its extension, or by its first line (standard input, other names).
+        const records = await recordsOfStream(file, stream);
+        summary = await withDatabase(config, (database) =>
+          importRecords(database, records, { prune: options.prune === true }),
+        );
       } catch (error) {
         if (!(error instanceof DataSetSyntaxError)) throw error;
         const name = file === '-' ? 'standard input' : file;
         throw new CliError(`Cannot import ${name}, nothing changed: ${error.message}`);
       }
-      const summary = await withDatabase(config, (database) =>
-        importDataSet(database, dataSet, { prune: options.prune === true }),
-      );
       console.log(describeSummary(summary));
     });
 }
