@@ -86,6 +86,8 @@ interface Measure {
   p99: number;
   non2xx: number;
   errors: number;
+  /** CPU time (user + system) the server process spent per request answered, µs. */
+  cpuPerRequest?: number;
 }
 interface Row {
   database: string;
@@ -282,13 +284,28 @@ function scenarios(deepPaths: string[]): Scenario[] {
   ];
 }
 
+/** CPU time (user + system) a process has used so far, µs; 0 once it is gone. */
+function cpuMicros(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    // Fields after the command name (which may hold spaces): utime is the 12th, stime the
+    // 13th, in clock ticks (100 a second on Linux).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}
+
 async function load(
   url: string,
   paths: string[],
   keys: string[],
   seconds: number,
+  serverPid?: number,
 ): Promise<Measure> {
   let i = 0;
+  const cpuBefore = cpuMicros(serverPid);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -304,8 +321,15 @@ async function load(
       },
     ],
   });
-  const r = result as unknown as { requests: { average: number }; non2xx: number };
+  const r = result as unknown as {
+    requests: { average: number; total: number };
+    non2xx: number;
+  };
+  const cpu = cpuMicros(serverPid) - cpuBefore;
   return {
+    ...(serverPid !== undefined && r.requests.total > 0
+      ? { cpuPerRequest: cpu / r.requests.total }
+      : {}),
     rps: r.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -406,8 +430,18 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
           for (const row of rows.filter((r) => r.scenario === scenario.name)) {
             const server = servers.get(row.mode);
             if (!server) continue;
-            row.runs.push(await load(server.url, scenario.paths, keys[scenario.org], DURATION));
-            row.ceiling.push(await load(ceilingUrl, scenario.paths, keys[scenario.org], DURATION));
+            row.runs.push(
+              await load(
+                server.url,
+                scenario.paths,
+                keys[scenario.org],
+                DURATION,
+                server.child.pid,
+              ),
+            );
+            row.ceiling.push(
+              await load(ceilingUrl, scenario.paths, keys[scenario.org], DURATION, ceiling?.pid),
+            );
             const last = row.runs.at(-1);
             log(
               `${label} run ${run}/${RUNS} ${scenario.name} [${row.mode}]: ${last?.rps.toFixed(0)} req/s, p99 ${last?.p99} ms; ceiling ${row.ceiling.at(-1)?.rps.toFixed(0)} req/s`,
@@ -438,7 +472,16 @@ interface Summary {
   p99: number;
   ceilingRps: number;
   ratio: number;
+  /** Server CPU per request, µs: compplan's and the ceiling's (undefined in old results). */
+  cpu: number | undefined;
+  ceilingCpu: number | undefined;
   failures: number;
+}
+
+/** The median of the values measured; undefined when none was (results of older runs). */
+function medianOf(values: (number | undefined)[]): number | undefined {
+  const measured = values.filter((value): value is number => value !== undefined);
+  return measured.length ? median(measured) : undefined;
 }
 
 function summarize(rows: Row[]): Summary[] {
@@ -454,6 +497,8 @@ function summarize(rows: Row[]): Summary[] {
       p99: median(row.runs.map((m) => m.p99)),
       ceilingRps,
       ratio: median(row.runs.map((m, i) => m.rps / (row.ceiling[i]?.rps ?? 1))),
+      cpu: medianOf(row.runs.map((m) => m.cpuPerRequest)),
+      ceilingCpu: medianOf(row.ceiling.map((m) => m.cpuPerRequest)),
       failures: row.runs.reduce((sum, m) => sum + m.non2xx + m.errors, 0),
     };
   });
@@ -512,12 +557,16 @@ function report(
   const ms = (n: number) => n.toFixed(n < 10 ? 1 : 0);
   const lines: string[] = [];
   lines.push(
-    '| Database | Scenario | Limiter | req/s | p50 ms | p99 ms | Ceiling req/s | Ratio | Non-2xx/errors |',
+    '| Database | Scenario | Limiter | req/s | p50 ms | p99 ms | Ceiling req/s | Ratio | CPU µs/request (ceiling) | Non-2xx/errors |',
   );
-  lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|');
+  lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|');
+  const cpu = (s: Summary) =>
+    s.cpu === undefined || s.ceilingCpu === undefined
+      ? '–'
+      : `${fmt(s.cpu)} (${fmt(s.ceilingCpu)})`;
   for (const s of summaries) {
     lines.push(
-      `| ${s.database} | ${s.scenario} | ${s.mode} | ${fmt(s.rps)} | ${ms(s.p50)} | ${ms(s.p99)} | ${fmt(s.ceilingRps)} | ${(s.ratio * 100).toFixed(0)} % | ${s.failures} |`,
+      `| ${s.database} | ${s.scenario} | ${s.mode} | ${fmt(s.rps)} | ${ms(s.p50)} | ${ms(s.p99)} | ${fmt(s.ceilingRps)} | ${(s.ratio * 100).toFixed(0)} % | ${cpu(s)} | ${s.failures} |`,
     );
   }
   const targets: string[] = ['| Target | Database | Measured | Met |', '|---|---|---|---|'];
@@ -584,7 +633,7 @@ function report(
     '',
     '### Every scenario',
     '',
-    `Medians of ${RUNS} runs of ${DURATION} s, ${CONNECTIONS} connections, each compplan run followed at once by a ceiling run of the same scenario (ratio: the median of the per-run ratios). Non-2xx must be 0: any 429 would mean the quota, not the server, was measured.`,
+    `Medians of ${RUNS} runs of ${DURATION} s, ${CONNECTIONS} connections, each compplan run followed at once by a ceiling run of the same scenario (ratio: the median of the per-run ratios). CPU µs/request: the CPU time (user + system, from /proc) the server process spent per request answered, compplan's and, in brackets, the ceiling's; it moves less with the machine's load than req/s does, and leaves out PostgreSQL's and Redis's own processes. Non-2xx must be 0: any 429 would mean the quota, not the server, was measured.`,
     '',
     ...lines,
     '',
