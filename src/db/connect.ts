@@ -1,10 +1,11 @@
 // Opens the database named by the configuration: the embedded SQLite file, or a
 // PostgreSQL pool. Everything above this file sees only a Kysely<Database>.
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { withNamedStatements, withStatementCache } from './statement-cache.js';
 import type { Database } from './types.js';
@@ -57,7 +58,11 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
       dialect: 'sqlite',
     };
   }
-  const pool = new pg.Pool({
+  // Loaded only for a PostgreSQL URL: every `compplan` process (one per imported file)
+  // would otherwise pay for the driver's modules at start-up, SQLite or not. `pg` is
+  // CommonJS, so require() loads it synchronously and openDatabase stays synchronous.
+  const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
+  const pool = new Pool({
     connectionString: config.url,
     max: POSTGRES_POOL_SIZE,
     connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,

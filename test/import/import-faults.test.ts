@@ -6,8 +6,9 @@
 // - two imports of the same organisation started at once never interleave: the result is
 //   exactly that of running one, then the other (in the order they committed).
 // No hook in the code is needed: the test watches the database for the import's
-// transaction (SQLite: the write lock is taken; PostgreSQL: the import's advisory lock is
-// held) and kills the process a measured time later.
+// transaction (SQLite: the write lock is taken; PostgreSQL: a compplan connection's
+// transaction has written, i.e. created the import's staging table) and kills the process
+// a measured time later.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -132,9 +133,13 @@ async function probeFor(database: DatabaseConfig): Promise<TransactionProbe> {
   await client.connect();
   return {
     async inTransaction() {
+      // The import's transaction has begun once it has written: its staging table is
+      // created first, and that gives the transaction an id. (Its advisory lock comes only
+      // before the merge at the end of the file: too late to see the whole transaction.)
       const { rows } = await client.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks l join pg_database d on d.oid = l.database
-          where l.locktype = 'advisory' and l.granted and d.datname = current_database()`,
+        `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and application_name = 'compplan'
+            and backend_xid is not null`,
       );
       return (rows[0]?.n ?? 0) > 0;
     },
