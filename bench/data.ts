@@ -398,17 +398,7 @@ async function bareInsert(files: DataFile[], databaseUrl: string): Promise<numbe
           insertEmployee.run(...employeeRow(e, organizationId, record.meritCycle));
         } else {
           const c = record.meritCycle;
-          insertCycle.run(
-            c.id,
-            organizationId,
-            c.name,
-            c.status,
-            c.startDate,
-            c.endDate,
-            c.createdDate,
-            c.currency,
-            JSON.stringify(c.exchangeRates),
-          );
+          insertCycle.run(...cycleRow(c, organizationId));
         }
       }
       sqlite.exec('commit');
@@ -448,17 +438,7 @@ async function bareInsert(files: DataFile[], databaseUrl: string): Promise<numbe
           const c = record.meritCycle;
           await client.query(
             `insert into merit_cycles (id, organization_id, name, status, start_date, end_date, created_date, currency, exchange_rates) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-            [
-              c.id,
-              organizationId,
-              c.name,
-              c.status,
-              c.startDate,
-              c.endDate,
-              c.createdDate,
-              c.currency,
-              JSON.stringify(c.exchangeRates),
-            ],
+            cycleRow(c, organizationId),
           );
         }
       }
@@ -468,6 +448,33 @@ async function bareInsert(files: DataFile[], databaseUrl: string): Promise<numbe
     await client.end();
   }
   return (performance.now() - started) / 1000;
+}
+
+/** A merit cycle line's values for the bare insert of the baseline, in column order. */
+function cycleRow(
+  c: {
+    id: string;
+    name: string;
+    status: string;
+    startDate: string;
+    endDate: string;
+    createdDate: string;
+    currency: string;
+    exchangeRates: unknown;
+  },
+  organizationId: string,
+): unknown[] {
+  return [
+    c.id,
+    organizationId,
+    c.name,
+    c.status,
+    c.startDate,
+    c.endDate,
+    c.createdDate,
+    c.currency,
+    JSON.stringify(c.exchangeRates),
+  ];
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the generator's own employees, parsed back

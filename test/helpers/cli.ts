@@ -29,7 +29,8 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-function environment(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+/** This process's environment without compplan's variables, plus `extra`. */
+export function cliEnvironment(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIG_VARIABLES) delete env[name];
   for (const [name, value] of Object.entries(extra)) {
@@ -44,7 +45,7 @@ const running = new Set<ChildProcess>();
 function spawnCli(args: readonly string[], env: Record<string, string | undefined> | undefined) {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: REPO_ROOT,
-    env: environment(env),
+    env: cliEnvironment(env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   running.add(child);

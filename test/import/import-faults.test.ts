@@ -25,7 +25,7 @@ import { importDataSet } from '../../src/import/load.js';
 import { parseDataSet } from '../../src/import/parse.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { acmeDataSet, globexDataSet } from '../fixtures/data-sets.js';
-import { REPO_ROOT, stopProcess } from '../helpers/cli.js';
+import { cliEnvironment, REPO_ROOT, stopProcess } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { dumpTables } from '../helpers/snapshot.js';
 
@@ -68,13 +68,6 @@ function bigDataSet(count: number, department: string, from = 0): DataSetInput {
   };
 }
 
-function cliEnvironment(database: DatabaseConfig): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
-  for (const name of ['PORT', 'HOST', 'REDIS_URL', 'RATE_LIMIT_PER_SECOND']) delete env[name];
-  env.DATABASE_URL = database.dialect === 'sqlite' ? `sqlite:${database.path}` : database.url;
-  return env;
-}
-
 interface Run {
   child: ChildProcess;
   startedAt: number;
@@ -85,7 +78,10 @@ interface Run {
 function startImport(database: DatabaseConfig, file: string): Run {
   const child = spawn(process.execPath, [BIN, 'import', file], {
     cwd: REPO_ROOT,
-    env: cliEnvironment(database),
+    env: cliEnvironment({
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: database.dialect === 'sqlite' ? `sqlite:${database.path}` : database.url,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -14,7 +14,7 @@ import { importDataSet, importRecords } from '../../src/import/load.js';
 import { parseDataSet } from '../../src/import/parse.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { acmeDataSet, globexDataSet } from '../fixtures/data-sets.js';
-import { REPO_ROOT, stopProcess } from '../helpers/cli.js';
+import { cliEnvironment, REPO_ROOT, stopProcess } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { dumpTables } from '../helpers/snapshot.js';
@@ -58,13 +58,6 @@ function bigDataSet(count: number, series = 0): DataSetInput {
   };
 }
 
-function cliEnvironment(database: DatabaseConfig): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
-  for (const name of ['PORT', 'HOST', 'REDIS_URL', 'RATE_LIMIT_PER_SECOND']) delete env[name];
-  env.DATABASE_URL = database.dialect === 'sqlite' ? `sqlite:${database.path}` : database.url;
-  return env;
-}
-
 interface Run {
   code: number | null;
   stdout: string;
@@ -81,7 +74,10 @@ async function runImport(
 ): Promise<Run> {
   const child = spawn(process.execPath, [BIN, 'import', arg], {
     cwd: REPO_ROOT,
-    env: cliEnvironment(database),
+    env: cliEnvironment({
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: database.dialect === 'sqlite' ? `sqlite:${database.path}` : database.url,
+    }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.push(child);
