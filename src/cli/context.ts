@@ -4,6 +4,8 @@
 // Commands load what they use when they run (dynamic import), not when the program
 // starts: `compplan --help` or `keys list` should not pay for Fastify, faker or both
 // database drivers.
+import { existsSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { type Config, loadConfig } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 
@@ -29,19 +31,62 @@ export function configFromEnvironment(overrides: Record<string, string | undefin
   return loadConfig({ ...process.env, ...defined });
 }
 
-/** Opens the configured database, brings its schema up to date, runs `work`, closes it. */
+/**
+ * Opens the configured database, brings its schema up to date, runs `work`, closes it.
+ * With `undoCreation`, a SQLite file that did not exist before (and any folder made for
+ * it) is removed again when `work` fails: importing a bad file into a database that was
+ * not there leaves nothing behind, as a bad file leaves an existing database unchanged.
+ */
 export async function withDatabase<T>(
   config: Config,
   work: (database: DatabaseHandle) => Promise<T>,
+  options: { undoCreation?: boolean } = {},
 ): Promise<T> {
   const { openDatabase } = await import('../db/connect.js');
   const { migrateToLatest } = await import('../db/migrate.js');
+  const created = options.undoCreation ? newSqlitePaths(config) : undefined;
   const database = openDatabase(config.database);
+  let failed = false;
   try {
     await migrateToLatest(database);
     return await work(database);
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     await database.db.destroy();
+    if (failed && created) removeCreated(created);
+  }
+}
+
+interface CreatedPaths {
+  files: string[];
+  /** Folders that do not exist yet, deepest first. */
+  folders: string[];
+}
+
+/** What opening this SQLite database would create; undefined when it exists already. */
+function newSqlitePaths(config: Config): CreatedPaths | undefined {
+  const target = config.database;
+  if (target.dialect !== 'sqlite' || target.path === ':memory:' || existsSync(target.path)) {
+    return undefined;
+  }
+  const folders: string[] = [];
+  for (let folder = dirname(resolve(target.path)); !existsSync(folder); folder = dirname(folder)) {
+    folders.push(folder);
+  }
+  const files = ['', '-wal', '-shm', '-journal'].map((suffix) => `${target.path}${suffix}`);
+  return { files, folders };
+}
+
+function removeCreated({ files, folders }: CreatedPaths): void {
+  for (const file of files) rmSync(file, { force: true });
+  for (const folder of folders) {
+    try {
+      rmdirSync(folder); // only when empty: never anything that is not ours
+    } catch {
+      return;
+    }
   }
 }
 

@@ -1,4 +1,6 @@
 // compplan import FILE [--prune] and import - (decisions.md sections 2 and 3).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acmeDataSet, CYCLE, globexDataSet } from '../fixtures/data-sets.js';
 import {
@@ -110,6 +112,23 @@ describe('compplan import', () => {
         'meritCycles[1].employees[3].email: must be an email address\n',
     });
     expect(dumpDatabase(db.path)).toEqual(before);
+  });
+
+  it('leaves no database behind when a bad file is imported into one that did not exist', async () => {
+    const file = db.writeFile(
+      'bad-new.ndjson',
+      '{"organization":{"slug":"x","name":"X"}}\nnot json\n',
+    );
+    const csv = db.writeFile('bad-new.csv', 'not,a,cycle\n');
+    const fresh = join(db.dir, 'not-yet', 'there', 'new.db');
+    for (const args of [
+      ['import', file],
+      ['import', csv, '--org', 'x', '--cycle', CYCLE.annual2025],
+    ]) {
+      const result = await runCli(args, { env: { DATABASE_URL: `sqlite:${fresh}` } });
+      expect(result.code, result.stderr).toBe(1);
+      expect(existsSync(join(db.dir, 'not-yet')), args.join(' ')).toBe(false);
+    }
   });
 
   it('refuses a file that fails while loading (a cycle id of another organisation): exit 1, its path, nothing changed', async () => {

@@ -56,8 +56,11 @@ export function registerImport(program: Command): void {
         }
         const text = await readSource(file);
         const { importEmployeesCsv } = await import('./import-csv.js');
-        const summary = await withDatabase(config, (database) =>
-          importEmployeesCsv(database, text, { org, cycle, prune: options.prune === true }),
+        const summary = await withDatabase(
+          config,
+          (database) =>
+            importEmployeesCsv(database, text, { org, cycle, prune: options.prune === true }),
+          { undoCreation: true },
         );
         console.log(describeSummary(summary));
         return;
@@ -79,8 +82,10 @@ export function registerImport(program: Command): void {
       try {
         // NDJSON by its extension, or by its first line (standard input, other names).
         const records = await recordsOfStream(file, stream);
-        summary = await withDatabase(config, (database) =>
-          importRecords(database, records, { prune: options.prune === true }),
+        summary = await withDatabase(
+          config,
+          (database) => importRecords(database, records, { prune: options.prune === true }),
+          { undoCreation: true },
         );
       } catch (error) {
         if (!(error instanceof DataSetSyntaxError)) throw error;
