@@ -1,7 +1,7 @@
 // A merit cycle's employees from CSV (`compplan import FILE.csv --org SLUG --cycle ID`).
 // The rows become the same data set a JSON import loads — the organisation and the cycle
-// as stored, the cycle's employees from the file — and go through the same validation
-// (parseDataSet) and the same single transaction (importDataSet). Problems name the CSV
+// as stored, the cycle's employees from the file — and go through the same loader
+// (importDataSet: validated record by record, one transaction). Problems name the CSV
 // row (its line in the file) and column instead of the JSON path. The columns are those
 // `compplan export employees` writes, so an export can be edited and loaded back;
 // docs/import-format.md lists them.
