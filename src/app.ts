@@ -7,6 +7,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { clientErrorHandler } from './http/client-errors.js';
+import { drainOnClose } from './http/drain.js';
 import { compiledSerializer } from './http/serializer.js';
 import { createLogger } from './logger.js';
 import metrics from './metrics/plugin.js';
@@ -81,8 +82,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Behind a reverse proxy, the client address and protocol come from X-Forwarded-*,
     // but only from the proxies named in TRUST_PROXY.
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy.join(',') : false,
-    // On shutdown, idle kept-alive sockets close at once and requests in flight finish;
-    // a request that still arrives on an open socket is served (the closing hook below).
+    // On shutdown, a request that still arrives on an open connection is served (the
+    // client sent it to a live server); src/http/drain.ts closes the connection after it.
     return503OnClosing: false,
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
@@ -97,7 +98,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connectionTimeout: CONNECTION_TIMEOUT_MS,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     clientErrorHandler: clientErrorHandler(MAX_URL_LENGTH),
-    forceCloseConnections: 'idle',
     frameworkErrors: (error, request, reply) => {
       // Answered outside every route context: no onSend hook adds the API's headers here.
       reply.header('x-request-id', request.id).headers(API_RESPONSE_HEADERS);
@@ -112,15 +112,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(compiledSerializer);
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
+  drainOnClose(app.server);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    // While shutting down, a request that still arrives on an open connection is served
-    // (the client sent it to a live server) and its connection is closed after it.
-    if (closing) reply.header('connection', 'close');
     if ((request.raw.url ?? '').length > MAX_URL_LENGTH) {
       return sendError(request, reply, 414, 'URI Too Long');
     }
