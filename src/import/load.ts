@@ -780,20 +780,28 @@ async function mergeEmployees(
   }
 
   // 1. Match every staged employee to a stored one: by id where given, else by email
-  //    (case-insensitively); `same` when its stored body is exactly what would be written.
+  //    (case-insensitively) among the stored employees the file does not name by id, so
+  //    that one stored employee is never matched twice (an employee the file renames
+  //    by id gives up its old email to a new one); `same` when its stored body is exactly
+  //    what would be written.
   await run(trx, `delete from ${MATCHES}`);
   await run(
     trx,
     `insert into ${MATCHES} (seq, stored_id, same)
      select s.seq, e.id, case when e.body = s.body then 1 else 0 end
        from ${STAGING} s join merit_cycle_employees e on e.id = s.id
-      where s.cycle_index = ${index} and s.id is not null and e.merit_cycle_id = ${p(1)}
-     union all
+      where s.cycle_index = ${index} and s.id is not null and e.merit_cycle_id = ${p(1)}`,
+    [meritCycleId],
+  );
+  await run(
+    trx,
+    `insert into ${MATCHES} (seq, stored_id, same)
      select s.seq, e.id, case when e.body = ${BODY_WITH_STORED_ID.replaceAll('m.stored_id', 'e.id')} then 1 else 0 end
        from ${STAGING} s join merit_cycle_employees e
-         on e.merit_cycle_id = ${p(2)} and e.email_key = s.email_key
-      where s.cycle_index = ${index} and s.id is null`,
-    [meritCycleId, meritCycleId],
+         on e.merit_cycle_id = ${p(1)} and e.email_key = s.email_key
+      where s.cycle_index = ${index} and s.id is null
+        and not exists (select 1 from ${MATCHES} m where m.stored_id = e.id)`,
+    [meritCycleId],
   );
   // Temporary tables get no statistics unless asked: the plans below depend on them.
   if (dialect === 'postgres') await run(trx, `analyze ${MATCHES}`);

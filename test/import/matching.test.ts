@@ -288,4 +288,37 @@ describe('import matching, optional fields and --prune', () => {
       firstName: 'Augusta',
     });
   });
+
+  it('an employee without an id is not matched to a stored one the file names by id: a renamed employee gives up its old email to a new one', async () => {
+    const s = await start([acmeDataSet()]);
+    const key = await s.createKey(ACME);
+    const dataSet = acmeDataSet();
+    const [first] = dataSet.meritCycles;
+    const ada = first?.employees?.[0];
+    if (!first?.employees || ada?.id !== ADA_ID) throw new Error('fixture changed');
+    // Ada, by her id, changes her email; a new employee without an id takes the old one.
+    first.employees[0] = { ...ada, email: 'ada.lovelace@acme.example' };
+    const { id: _none, ...newcomer } = ada;
+    first.employees.push({ ...newcomer, firstName: 'Augusta' });
+
+    expect((await s.load(dataSet)).employees).toEqual({
+      created: 1,
+      updated: 1,
+      unchanged: 10,
+      removed: 0,
+    });
+    const people = await employees(s, key, CYCLE.annual2025);
+    expect(people).toHaveLength(4);
+    expect(people.find((e) => e.id === ADA_ID)?.email).toBe('ada.lovelace@acme.example');
+    const added = people.find((e) => e.email === 'ada@acme.example');
+    expect(added).toMatchObject({ firstName: 'Augusta', id: expect.stringMatching(MCE_ID) });
+    expect(added?.id).not.toBe(ADA_ID);
+    // The same file again: the new employee is matched by its email, Ada by her id.
+    expect((await s.load(dataSet)).employees).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 12,
+      removed: 0,
+    });
+  });
 });
