@@ -20,7 +20,6 @@ import type { Config } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { importDataSet } from '../src/import/load.js';
-import { parseDataSet } from '../src/import/parse.js';
 import type { DataSetInput } from '../src/import/schema.js';
 import { createApiKey } from '../src/modules/api-keys/service.js';
 
@@ -93,7 +92,7 @@ async function measure(count: number): Promise<Result> {
   };
   const database = openDatabase(config.database);
   await migrateToLatest(database);
-  await importDataSet(database, parseDataSet(dataSet(count)));
+  await importDataSet(database, dataSet(count));
   const { key } = await createApiKey(database.db, { org: 'bench', name: 'bench' });
   const app = await buildApp({ config, database });
   const statuses: Record<string, number> = {};

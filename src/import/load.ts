@@ -463,9 +463,9 @@ async function anyRows(trx: Tx, text: string): Promise<boolean> {
 }
 
 /**
- * The checks across records, as the whole data set's validation makes them: repeats
- * within a cycle for each cycle whose records are all valid, and repeats across cycles
- * when every record is.
+ * The checks across records (docs/import-format.md, "All or nothing"): repeats within a
+ * cycle for each cycle whose records are all valid, and repeats across cycles when every
+ * record is.
  */
 async function checkRepeats(trx: Tx, intake: Intake): Promise<void> {
   const report = (key: SortKey, line: number | undefined, path: PropertyKey[], message: string) =>

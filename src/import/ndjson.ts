@@ -4,13 +4,8 @@
 // stages as they arrive (records.ts, load.ts), so memory does not grow with the file.
 // Problems name the line and the JSON path in the data set the lines make, e.g.
 // `line 7: meritCycles[0].employees[3].email: must be an email address`.
-//
-// `parseNdjsonDataSet` reads the same lines, by the same rules, into a validated data set
-// in memory.
-import { DataSetSyntaxError, ImportError } from './errors.js';
-import { parseDataSet } from './parse.js';
+import { DataSetSyntaxError } from './errors.js';
 import type { ImportRecord } from './records.js';
-import type { DataSet } from './schema.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,12 +20,6 @@ export function isOrganizationLine(line: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** True when the text looks like NDJSON: its first line alone is `{"organization": …}`. */
-export function looksLikeNdjson(text: string): boolean {
-  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  return isOrganizationLine(body.trimStart().split('\n', 1)[0] ?? '');
 }
 
 /** The lines of a file, one at a time, into records; the rules of the NDJSON form. */
@@ -135,68 +124,4 @@ export async function* ndjsonRecords(chunks: AsyncIterable<string>): AsyncGenera
   }
   if (rest !== '') yield* lines.line(rest, number + 1);
   yield* lines.end();
-}
-
-interface Assembled {
-  dataSet: { organization?: unknown; meritCycles: Json[] };
-  /** JSON path prefix → the line it came from, e.g. `meritCycles[0].employees[3]` → 7. */
-  lines: Map<string, number>;
-}
-
-function assemble(text: string): Assembled {
-  const dataSet: Assembled['dataSet'] = { meritCycles: [] };
-  const lines = new Map<string, number>();
-  const problems: string[] = [];
-  const reader = new NdjsonLines();
-  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  const records = function* () {
-    for (const [index, raw] of body.split('\n').entries()) yield* reader.line(raw, index + 1);
-    yield* reader.end();
-  };
-  for (const record of records()) {
-    if (record.kind === 'problem') problems.push(record.message);
-    else if (record.kind === 'root') {
-      dataSet.organization = (record.value as Json).organization;
-      lines.set('organization', record.line ?? 0);
-    } else if (record.kind === 'meritCycle') {
-      dataSet.meritCycles[record.index] = record.value as Json;
-      lines.set(`meritCycles[${record.index}]`, record.line ?? 0);
-    } else {
-      const cycle = dataSet.meritCycles[record.cycle] as Json;
-      if (cycle.employees === undefined) cycle.employees = [];
-      const employees = cycle.employees as unknown[];
-      lines.set(`meritCycles[${record.cycle}].employees[${record.index}]`, record.line ?? 0);
-      employees.push(record.value);
-    }
-  }
-  if (problems.length > 0) throw new ImportError(problems.slice(0, 50));
-  return { dataSet, lines };
-}
-
-/** The line a problem's JSON path comes from: the longest known prefix of the path. */
-function lineOf(problem: string, lines: Map<string, number>): number | undefined {
-  const path = problem.split(':', 1)[0] ?? '';
-  let best: { length: number; line: number } | undefined;
-  for (const [prefix, line] of lines) {
-    const matches =
-      path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
-    if (matches && (!best || prefix.length > best.length)) best = { length: prefix.length, line };
-  }
-  return best?.line;
-}
-
-/** An NDJSON data set in memory, validated; problems name their line and JSON path. */
-export function parseNdjsonDataSet(text: string): DataSet {
-  const { dataSet, lines } = assemble(text);
-  try {
-    return parseDataSet(dataSet);
-  } catch (error) {
-    if (!(error instanceof ImportError)) throw error;
-    throw new ImportError(
-      error.problems.map((problem) => {
-        const line = lineOf(problem, lines);
-        return line === undefined ? problem : `line ${line}: ${problem}`;
-      }),
-    );
-  }
 }

@@ -51,10 +51,10 @@ export function* recordsOfDataSet(dataSet: unknown): Generator<ImportRecord> {
 }
 
 /**
- * Where a problem goes in the report: problems are listed in the order validating the
- * whole data set in memory lists them (the organisation; each cycle's fields, its
- * employees, its own checks; then checks across cycles), whatever order the file gave
- * the records in. Compared element by element.
+ * Where a problem goes in the report: problems are listed in the order of the data set
+ * (the organisation; each cycle's fields, its employees, its own checks; then checks
+ * across cycles; docs/import-format.md), whatever order the file gave the records in.
+ * Compared element by element.
  */
 export type SortKey = readonly number[];
 

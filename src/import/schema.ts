@@ -1,7 +1,9 @@
 // The import file format (decisions.md section 3). Objects are strict: a misspelt field is
 // an error, never silently dropped. The streaming loader (load.ts) validates each record
 // of a file with the record schemas below (Root, MeritCycleRecord, Employee) as it
-// arrives; `DataSet` composes the same schemas to validate a whole data set in memory.
+// arrives, and finds records that repeat others (ids, emails, cycle names) with SQL at the
+// end. `DataSet` composes the same schemas into the shape of a whole data set, for the
+// types of a data set held in memory (DataSet, DataSetInput: the demo, CSV, the tests).
 import { z } from 'zod';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { ID_PATTERNS } from '../ids.js';
@@ -115,7 +117,7 @@ export const Employee = z.strictObject({
 });
 export type ImportEmployee = z.output<typeof Employee>;
 
-/** Problems of one record repeating another, worded alike by DataSet and the loader. */
+/** Problems of one record repeating another, as the loader (load.ts) words them. */
 export const repeats = {
   employeeId: (first: number) => `repeats the id of employees[${first}]`,
   email: (first: number) =>
@@ -166,31 +168,7 @@ export const MeritCycleRecord = z
 
 const MeritCycle = z
   .strictObject({ ...meritCycleFields, employees: z.array(Employee).optional() })
-  .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder)
-  .superRefine((cycle, ctx) => {
-    const ids = new Map<string, number>();
-    const emails = new Map<string, number>();
-    (cycle.employees ?? []).forEach((employee, index) => {
-      const sameId = employee.id === undefined ? undefined : ids.get(employee.id);
-      if (sameId !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['employees', index, 'id'],
-          message: repeats.employeeId(sameId),
-        });
-      } else if (employee.id !== undefined) ids.set(employee.id, index);
-      const emailKey = employee.email.toLowerCase();
-      const sameEmail = emails.get(emailKey);
-      if (sameEmail !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['employees', index, 'email'],
-          message: repeats.email(sameEmail),
-        });
-      } else emails.set(emailKey, index);
-    });
-  });
-export type ImportMeritCycle = z.output<typeof MeritCycle>;
+  .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder);
 export type ImportMeritCycleRecord = z.output<typeof MeritCycleRecord>;
 export type ImportRoot = z.output<typeof Root>;
 
@@ -210,46 +188,10 @@ export const Root = z.strictObject({
   meritCycles: z.array(z.unknown()),
 });
 
-export const DataSet = z
-  .strictObject({
-    organization: Organization,
-    meritCycles: z.array(MeritCycle),
-  })
-  .superRefine((dataSet, ctx) => {
-    const cycleIds = new Map<string, number>();
-    const names = new Map<string, number>();
-    const employeeIds = new Map<string, [number, number]>();
-    dataSet.meritCycles.forEach((cycle, index) => {
-      if (cycle.id !== undefined) {
-        const same = cycleIds.get(cycle.id);
-        if (same !== undefined) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['meritCycles', index, 'id'],
-            message: repeats.cycleId(same),
-          });
-        } else cycleIds.set(cycle.id, index);
-      }
-      const sameName = names.get(cycle.name);
-      if (sameName !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['meritCycles', index, 'name'],
-          message: repeats.cycleName(sameName),
-        });
-      } else names.set(cycle.name, index);
-      (cycle.employees ?? []).forEach((employee, employeeIndex) => {
-        if (employee.id === undefined) return;
-        const first = employeeIds.get(employee.id);
-        if (first !== undefined && first[0] !== index) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['meritCycles', index, 'employees', employeeIndex, 'id'],
-            message: repeats.employeeIdElsewhere(first[0], first[1]),
-          });
-        } else if (first === undefined) employeeIds.set(employee.id, [index, employeeIndex]);
-      });
-    });
-  });
+// Types only: a data set held in memory is loaded record by record like a file.
+const DataSet = z.strictObject({
+  organization: Organization,
+  meritCycles: z.array(MeritCycle),
+});
 export type DataSet = z.output<typeof DataSet>;
 export type DataSetInput = z.input<typeof DataSet>;

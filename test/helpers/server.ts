@@ -7,7 +7,6 @@ import type { Config, DatabaseConfig } from '../../src/config.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { type ImportSummary, importDataSet } from '../../src/import/load.js';
-import { parseDataSet } from '../../src/import/parse.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { createApiKey } from '../../src/modules/api-keys/service.js';
 import { createTestDatabase } from './databases.js';
@@ -65,7 +64,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const database = openDatabase(config.database);
   await migrateToLatest(database);
   const load = (dataSet: DataSetInput, importOptions?: { prune?: boolean }) =>
-    importDataSet(database, parseDataSet(dataSet), importOptions);
+    importDataSet(database, dataSet, importOptions);
   for (const dataSet of options.dataSets ?? []) await load(dataSet);
 
   const logs: Record<string, unknown>[] = [];

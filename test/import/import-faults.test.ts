@@ -22,7 +22,6 @@ import type { DatabaseConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { importDataSet } from '../../src/import/load.js';
-import { parseDataSet } from '../../src/import/parse.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { acmeDataSet, globexDataSet } from '../fixtures/data-sets.js';
 import { cliEnvironment, REPO_ROOT, stopProcess } from '../helpers/cli.js';
@@ -198,7 +197,7 @@ describe('import faults', () => {
     const handle = openDatabase(database);
     try {
       await migrateToLatest(handle);
-      for (const dataSet of dataSets) await importDataSet(handle, parseDataSet(dataSet));
+      for (const dataSet of dataSets) await importDataSet(handle, dataSet);
     } finally {
       await handle.db.destroy();
     }

@@ -1,29 +1,40 @@
 // Validation of an import file (decisions.md section 3): every problem is reported with
-// the JSON path of the field at fault, before anything is written.
-import { describe, expect, it } from 'vitest';
+// the JSON path of the field at fault, before anything is written. Data sets go through
+// the loader `compplan import` runs, into a real database; text through the stream it reads.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSetSyntaxError, ImportError } from '../../src/import/errors.js';
-import { parseDataSet, parseDataSetText } from '../../src/import/parse.js';
-import { acmeDataSet } from '../fixtures/data-sets.js';
+import { importDataSet, importRecords } from '../../src/import/load.js';
+import { recordsOfStream } from '../../src/import/source.js';
+import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The fixture as plain JSON, to break in ways its type would not allow.
 // biome-ignore lint/suspicious/noExplicitAny: the point is to write what the type forbids
 type Json = any;
 
-function problemsOf(mutate: (dataSet: Json) => void): readonly string[] {
-  const dataSet = JSON.parse(JSON.stringify(acmeDataSet())) as Json;
-  mutate(dataSet);
-  try {
-    parseDataSet(dataSet);
-  } catch (error) {
-    if (error instanceof ImportError) return error.problems;
-    throw error;
-  }
+let server: TestServer;
+
+/** What importing the data set reports; the data set must be refused. */
+async function errorOf(dataSet: unknown): Promise<ImportError> {
+  const error = await importDataSet(server.database, dataSet).catch((caught: unknown) => caught);
+  if (error instanceof ImportError) return error;
+  if (error instanceof Error) throw error;
   throw new Error('the data set was accepted');
 }
 
-function problemsOfText(text: string): readonly string[] {
+async function problemsOf(mutate: (dataSet: Json) => void): Promise<readonly string[]> {
+  const dataSet = JSON.parse(JSON.stringify(acmeDataSet())) as Json;
+  mutate(dataSet);
+  return (await errorOf(dataSet)).problems;
+}
+
+/** What importing the text of a file reports, as `compplan import data-set.json` reads it. */
+async function problemsOfText(text: string): Promise<readonly string[]> {
+  const chunks = async function* () {
+    yield text;
+  };
   try {
-    parseDataSetText(text);
+    await importRecords(server.database, await recordsOfStream('data-set.json', chunks()));
   } catch (error) {
     if (error instanceof ImportError) return error.problems;
     if (error instanceof DataSetSyntaxError) return [error.message];
@@ -35,8 +46,17 @@ function problemsOfText(text: string): readonly string[] {
 const NOT_ISO_4217 = 'must be an ISO 4217 currency code, e.g. USD';
 
 describe('import validation', () => {
-  it('accepts the reference data set', () => {
-    expect(() => parseDataSet(acmeDataSet())).not.toThrow();
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server.close());
+
+  it('accepts the reference data set', async () => {
+    expect(await importDataSet(server.database, acmeDataSet())).toEqual({
+      organization: { slug: ACME, created: true },
+      meritCycles: { created: 6, updated: 0, unchanged: 0 },
+      employees: { created: 11, updated: 0, unchanged: 0, removed: 0 },
+    });
   });
 
   it.each<[string, (d: Json) => void, string[]]>([
@@ -187,12 +207,12 @@ describe('import validation', () => {
       },
       ['organization.slug: must be 1–63 lowercase letters, digits and inner hyphens, e.g. acme'],
     ],
-  ])('reports %s with its JSON path', (_label, mutate, expected) => {
-    expect(problemsOf(mutate)).toEqual(expected);
+  ])('reports %s with its JSON path', async (_label, mutate, expected) => {
+    expect(await problemsOf(mutate)).toEqual(expected);
   });
 
-  it('reports a composite column part that is not a string at the path of that part', () => {
-    const problems = problemsOf((d) => {
+  it('reports a composite column part that is not a string at the path of that part', async () => {
+    const problems = await problemsOf((d) => {
       d.meritCycles[0].employees[0].columns.employee.value.jobLevel = 5;
     });
     expect(problems).toHaveLength(1);
@@ -201,8 +221,8 @@ describe('import validation', () => {
     );
   });
 
-  it('reports an unknown field anywhere in the file, each with its path', () => {
-    const problems = problemsOf((d) => {
+  it('reports an unknown field anywhere in the file, each with its path', async () => {
+    const problems = await problemsOf((d) => {
       d.extra = 1;
       d.organization.plan = 'gold';
       d.meritCycles[1].colour = 'blue';
@@ -222,8 +242,8 @@ describe('import validation', () => {
     );
   });
 
-  it('reports a wrong enum value or a missing required field at its path', () => {
-    const problems = problemsOf((d) => {
+  it('reports a wrong enum value or a missing required field at its path', async () => {
+    const problems = await problemsOf((d) => {
       d.meritCycles[2].status = 'open';
       d.meritCycles[0].employees[1].eligibilityStatus = 'yes';
       delete d.meritCycles[1].employees[0].firstName;
@@ -235,8 +255,8 @@ describe('import validation', () => {
     ]);
   });
 
-  it('reports values of the wrong JSON type at their path, also where fields are compared with each other', () => {
-    const problems = problemsOf((d) => {
+  it('reports values of the wrong JSON type at their path, also where fields are compared with each other', async () => {
+    const problems = await problemsOf((d) => {
       d.meritCycles[0].employees[1].email = 42;
       d.meritCycles[0].employees[2] = null;
       d.meritCycles[1].name = 5;
@@ -252,18 +272,11 @@ describe('import validation', () => {
     ]);
   });
 
-  it('reports every bad field of a file at once, and says how many in its message', () => {
+  it('reports every bad field of a file at once, and says how many in its message', async () => {
     const dataSet = JSON.parse(JSON.stringify(acmeDataSet())) as Json;
     dataSet.meritCycles[0].employees[1].email = 'grace';
     dataSet.meritCycles[1].employees[3].currencyCode = 'usd';
-    let error: unknown;
-    try {
-      parseDataSet(dataSet);
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ImportError);
-    expect((error as ImportError).message).toBe(
+    expect((await errorOf(dataSet)).message).toBe(
       [
         '2 problems:',
         'meritCycles[0].employees[1].email: must be an email address',
@@ -272,8 +285,8 @@ describe('import validation', () => {
     );
   });
 
-  it('caps the report at 50 problems and says how many more there are', () => {
-    const problems = problemsOf((d) => {
+  it('caps the report at 50 problems and says how many more there are', async () => {
+    const problems = await problemsOf((d) => {
       for (let i = 0; i < 60; i++) {
         d.meritCycles[0][`unknown${i}`] = i;
       }
@@ -282,24 +295,23 @@ describe('import validation', () => {
     expect(problems[50]).toBe('… and 10 more');
   });
 
-  it('reports text that is not JSON with its line and column', () => {
-    expect(problemsOfText('{\n  "organization": 1,\n  x\n}\n')).toEqual([
+  it('reports text that is not JSON with its line and column', async () => {
+    expect(await problemsOfText('{\n  "organization": 1,\n  x\n}\n')).toEqual([
       expect.stringMatching(/^not valid JSON \(line 3, column 3\): /),
     ]);
-    expect(problemsOfText('{\n  "organization": {"slug": "acme",\n')).toEqual([
+    expect(await problemsOfText('{\n  "organization": {"slug": "acme",\n')).toEqual([
       expect.stringMatching(/^not valid JSON \(line 3, column 1\): /),
     ]);
   });
 
-  it('reports a file cut short with the line and column where it ends', () => {
-    // JSON.parse says only "Unexpected end of JSON input", without a position.
-    expect(problemsOfText('{\n  "organization":')).toEqual([
+  it('reports a file cut short with the line and column where it ends', async () => {
+    expect(await problemsOfText('{\n  "organization":')).toEqual([
       expect.stringMatching(/^not valid JSON \(line 2, column 18\): /),
     ]);
   });
 
-  it('reports JSON that is not an object as a problem of the whole file', () => {
-    expect(problemsOfText('[]')).toEqual([
+  it('reports JSON that is not an object as a problem of the whole file', async () => {
+    expect(await problemsOfText('[]')).toEqual([
       '(the file): Invalid input: expected object, received array',
     ]);
   });

@@ -5,7 +5,6 @@ import type { DatabaseConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { importDataSet } from '../../src/import/load.js';
-import { parseDataSet } from '../../src/import/parse.js';
 import { verifyPassword } from '../../src/modules/users/password.js';
 import { runCli, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -42,7 +41,7 @@ describe('compplan users create', () => {
     const handle = openDatabase(database.config);
     try {
       await migrateToLatest(handle);
-      await importDataSet(handle, parseDataSet(webDataSet('initech')));
+      await importDataSet(handle, webDataSet('initech'));
     } finally {
       await handle.db.destroy();
     }
