@@ -284,6 +284,12 @@ class Intake {
     if (this.batch.length >= BATCH_ROWS[this.dialect]) await this.flush();
   }
 
+  /** Sends what is left and waits until every batch is written (or its error is thrown). */
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.inFlight;
+  }
+
   /**
    * Sends the batch. PostgreSQL works in another process: the batch is sent and the next
    * one validated while it is written (one batch in flight, awaited before the next is
@@ -425,7 +431,7 @@ export async function importRecords(
     await createStaging(trx, dialect);
     const intake = new Intake(trx, dialect);
     for await (const record of records) await intake.take(record);
-    await intake.flush();
+    await intake.finish();
     // Indexes made once the rows are in: cheaper than keeping them up to date row by row.
     await run(trx, `create index ${STAGING}_by_cycle on ${STAGING} (cycle_index, employee_index)`);
     // PostgreSQL plans the checks and the merge from statistics of the columns they

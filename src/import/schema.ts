@@ -9,11 +9,13 @@ import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { ID_PATTERNS } from '../ids.js';
 import { ELIGIBILITY_STATUSES } from '../modules/employees/schema.js';
 import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
+import { isStorableText, jsonValueProblem, NOT_STORABLE } from './stored-text.js';
+
+// Any string an import stores: as given, but storable on both databases (stored-text.ts).
+const storable = z.string().refine(isStorableText, { message: NOT_STORABLE });
 
 // Stored exactly as given (no trimming): a value only has to contain something.
-const text = z
-  .string()
-  .refine((value) => value.trim().length > 0, { message: 'must not be empty' });
+const text = storable.refine((value) => value.trim().length > 0, { message: 'must not be empty' });
 
 const currencyCode = z
   .string()
@@ -42,13 +44,18 @@ const idOf = (prefix: 'mc' | 'mce') =>
     .string()
     .regex(ID_PATTERNS[prefix], { message: `must be ${prefix}_ followed by a lowercase UUID` });
 
+// Any JSON value a file can hold, within the limits of stored-text.ts. (zod's z.json()
+// walks a value recursively: a value nested a few thousand levels deep overflowed it.)
+const JsonValue = z.unknown().superRefine((value, ctx) => {
+  const problem = jsonValueProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+});
+
 const Column = z
   .strictObject({
-    name: z.string(),
+    name: storable,
     type: text,
-    value: z.json({
-      error: 'must be a JSON value (null, boolean, number, string, array or object)',
-    }),
+    value: JsonValue,
   })
   .superRefine((column, ctx) => {
     // The two known types are checked; any other type carries any JSON value.
@@ -82,7 +89,10 @@ const Column = z
     }
   });
 
-const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
+const ColumnsShape = z.record(
+  storable.refine((key) => key.length > 0, { message: 'a column key must not be empty' }),
+  Column,
+);
 type ColumnsShape = z.output<typeof ColumnsShape>;
 
 // Columns are checked against ColumnsShape but kept as the very object that was parsed:
@@ -92,7 +102,15 @@ const Columns = z
   .unknown()
   .superRefine((value, ctx) => {
     const result = ColumnsShape.safeParse(value);
-    if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue });
+    if (result.success) return;
+    for (const issue of result.error.issues) {
+      // A bad key is reported with what is wrong with it, not as "Invalid key in record".
+      if (issue.code === 'invalid_key') {
+        for (const inner of issue.issues) {
+          ctx.addIssue({ code: 'custom', path: issue.path, message: inner.message });
+        }
+      } else ctx.addIssue({ ...issue });
+    }
   })
   .transform((value) => value as ColumnsShape);
 
@@ -106,7 +124,7 @@ export const Employee = z.strictObject({
   email: z.email({ message: 'must be an email address' }),
   firstName: text,
   lastName: text,
-  preferredName: z.string().nullable().optional(),
+  preferredName: storable.nullable().optional(),
   currencyCode: CurrencyCode.transform((given) =>
     typeof given === 'string'
       ? { code: given, value: currencyName(given) }
@@ -130,9 +148,17 @@ export const repeats = {
 
 export const END_BEFORE_START = 'must not be before startDate';
 
+// JSON.parse reads a number beyond the largest double (1e400) as Infinity.
 const ExchangeRates = z.record(
   currencyCode,
-  z.number().positive('must be a positive number').finite(),
+  z
+    .number({
+      error: (issue) =>
+        issue.input === Number.POSITIVE_INFINITY || issue.input === Number.NEGATIVE_INFINITY
+          ? 'is a number too large to store'
+          : 'must be a positive number',
+    })
+    .positive('must be a positive number'),
 );
 
 const meritCycleFields = {

@@ -3,6 +3,7 @@
 // the loader `compplan import` runs, into a real database; text through the stream it reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSetSyntaxError, ImportError } from '../../src/import/errors.js';
+import { NOT_STORABLE } from '../../src/import/stored-text.js';
 import { importDataSet, importRecords } from '../../src/import/load.js';
 import { recordsOfStream } from '../../src/import/source.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
@@ -101,6 +102,81 @@ describe('import validation', () => {
         d.meritCycles[0].exchangeRates.EUR = 0;
       },
       ['meritCycles[0].exchangeRates.EUR: must be a positive number'],
+    ],
+    [
+      'an exchange rate beyond the largest number (1e400 reads as Infinity)',
+      (d) => {
+        d.meritCycles[0].exchangeRates.EUR = Number.POSITIVE_INFINITY;
+      },
+      ['meritCycles[0].exchangeRates.EUR: is a number too large to store'],
+    ],
+    [
+      'an exchange rate given as a string',
+      (d) => {
+        d.meritCycles[0].exchangeRates.EUR = '0.92';
+      },
+      ['meritCycles[0].exchangeRates.EUR: must be a positive number'],
+    ],
+    [
+      'U+0000 in a name, and unpaired surrogates in the organisation name and a preferred name',
+      (d) => {
+        d.organization.name = 'Acme \ud800';
+        d.meritCycles[0].employees[0].firstName = 'Ada\u0000';
+        d.meritCycles[0].employees[1].preferredName = '\udc00Grace';
+      },
+      [
+        `organization.name: ${NOT_STORABLE}`,
+        `meritCycles[0].employees[0].firstName: ${NOT_STORABLE}`,
+        `meritCycles[0].employees[1].preferredName: ${NOT_STORABLE}`,
+      ],
+    ],
+    [
+      'U+0000 in a column key, a column name and a string deep inside a JSON column value',
+      (d) => {
+        const columns = d.meritCycles[0].employees[0].columns;
+        columns['dept\u0000'] = { name: 'Dept', type: 'text', value: 'x' };
+        columns.department.name = 'Department\u0000';
+        columns.notes = { name: 'Notes', type: 'json', value: { a: [1, 'ok', 'b\u0000d'] } };
+      },
+      [
+        `meritCycles[0].employees[0].columns.department.name: ${NOT_STORABLE}`,
+        `meritCycles[0].employees[0].columns["dept\\u0000"]: ${NOT_STORABLE}`,
+        `meritCycles[0].employees[0].columns.notes.value.a[2]: ${NOT_STORABLE}`,
+      ],
+    ],
+    [
+      'an empty column key',
+      (d) => {
+        d.meritCycles[0].employees[0].columns[''] = { name: 'Nothing', type: 'text', value: 'x' };
+      },
+      ['meritCycles[0].employees[0].columns[""]: a column key must not be empty'],
+    ],
+    [
+      'a JSON column value nested 5,000 levels deep, and one holding Infinity',
+      (d) => {
+        let deep: Json = 'bottom';
+        for (let i = 0; i < 5_000; i++) deep = [deep];
+        d.meritCycles[0].employees[0].columns.notes = { name: 'Notes', type: 'json', value: deep };
+        d.meritCycles[0].employees[1].columns.score = {
+          name: 'Score',
+          type: 'number',
+          value: { best: Number.POSITIVE_INFINITY },
+        };
+      },
+      [
+        'meritCycles[0].employees[0].columns.notes.value: is nested deeper than 64 levels',
+        'meritCycles[0].employees[1].columns.score.value.best: is a number too large to store',
+      ],
+    ],
+    [
+      'a JSON column value nested 64 levels deep is stored',
+      (d) => {
+        let deep: Json = 'bottom';
+        for (let i = 0; i < 64; i++) deep = [deep];
+        d.meritCycles[0].employees[0].columns.notes = { name: 'Notes', type: 'json', value: deep };
+        d.meritCycles[0].employees[0].email = 'not-an-email';
+      },
+      ['meritCycles[0].employees[0].email: must be an email address'],
     ],
     [
       'a text column holding a number',
