@@ -48,7 +48,8 @@ interface Counts {
 }
 
 export interface ImportSummary {
-  organization: { slug: string; created: boolean };
+  /** `changed`: the fields of a stored organisation the import changed (none when created). */
+  organization: { slug: string; created: boolean; changed: OrganizationField[] };
   meritCycles: Counts;
   employees: Counts & { removed: number };
 }
@@ -589,7 +590,11 @@ async function merge(
 ): Promise<ImportSummary> {
   const organization = await upsertOrganization(trx, root.organization, now);
   const summary: ImportSummary = {
-    organization: { slug: root.organization.slug, created: organization.created },
+    organization: {
+      slug: root.organization.slug,
+      created: organization.created,
+      changed: organization.changed,
+    },
     meritCycles: { created: 0, updated: 0, unchanged: 0 },
     employees: { created: 0, updated: 0, unchanged: 0, removed: 0 },
   };
@@ -615,7 +620,13 @@ async function merge(
   return summary;
 }
 
-async function upsertOrganization(trx: Tx, input: ImportRoot['organization'], now: string) {
+export type OrganizationField = 'name' | 'apiKeysEnabled';
+
+async function upsertOrganization(
+  trx: Tx,
+  input: ImportRoot['organization'],
+  now: string,
+): Promise<{ id: string; created: boolean; changed: OrganizationField[] }> {
   const existing = await trx
     .selectFrom('organizations')
     .selectAll()
@@ -633,18 +644,21 @@ async function upsertOrganization(trx: Tx, input: ImportRoot['organization'], no
         created_at: now,
       })
       .execute();
-    return { id, created: true };
+    return { id, created: true, changed: [] };
   }
   // An absent apiKeysEnabled leaves the organisation's setting as it is.
   const apiKeysEnabled = input.apiKeysEnabled ?? toBoolean(existing.api_keys_enabled);
-  if (existing.name !== input.name || apiKeysEnabled !== toBoolean(existing.api_keys_enabled)) {
+  const changed: OrganizationField[] = [];
+  if (existing.name !== input.name) changed.push('name');
+  if (apiKeysEnabled !== toBoolean(existing.api_keys_enabled)) changed.push('apiKeysEnabled');
+  if (changed.length > 0) {
     await trx
       .updateTable('organizations')
       .set({ name: input.name, api_keys_enabled: fromBoolean(apiKeysEnabled) })
       .where('id', '=', existing.id)
       .execute();
   }
-  return { id: existing.id, created: false };
+  return { id: existing.id, created: false, changed };
 }
 
 type Outcome = 'created' | 'updated' | 'unchanged';

@@ -28,7 +28,7 @@ describe('import idempotency', () => {
   it('a second import of the same data set reports everything unchanged and leaves every table and API answer identical', async () => {
     server = await startTestServer();
     expect(await server.load(acmeDataSet())).toEqual({
-      organization: { slug: ACME, created: true },
+      organization: { slug: ACME, created: true, changed: [] },
       meritCycles: { created: 6, updated: 0, unchanged: 0 },
       employees: { created: 11, updated: 0, unchanged: 0, removed: 0 },
     });
@@ -37,7 +37,7 @@ describe('import idempotency', () => {
     const apiBefore = await apiSnapshot(server, key);
 
     expect(await server.load(acmeDataSet())).toEqual({
-      organization: { slug: ACME, created: false },
+      organization: { slug: ACME, created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 6 },
       employees: { created: 0, updated: 0, unchanged: 11, removed: 0 },
     });
@@ -55,7 +55,7 @@ describe('import idempotency', () => {
     const apiBefore = await apiSnapshot(server, key);
 
     expect(await server.load(dataSet)).toEqual({
-      organization: { slug: ACME, created: false },
+      organization: { slug: ACME, created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 6 },
       employees: { created: 0, updated: 0, unchanged: 11, removed: 0 },
     });
@@ -72,6 +72,7 @@ describe('import idempotency', () => {
     expect((await server.load(globexDataSet())).organization).toEqual({
       slug: GLOBEX,
       created: true,
+      changed: [],
     });
     const summary = await server.load(acmeDataSet());
     expect(summary.meritCycles).toEqual({ created: 0, updated: 0, unchanged: 6 });

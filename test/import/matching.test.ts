@@ -95,7 +95,7 @@ describe('import matching, optional fields and --prune', () => {
     first.employees[0].email = 'ada.lovelace@acme.example';
 
     expect(await s.load(dataSet)).toEqual({
-      organization: { slug: ACME, created: false },
+      organization: { slug: ACME, created: false, changed: [] },
       meritCycles: { created: 0, updated: 1, unchanged: 5 },
       employees: { created: 0, updated: 1, unchanged: 10, removed: 0 },
     });
@@ -120,7 +120,7 @@ describe('import matching, optional fields and --prune', () => {
       person(2),
     ]);
     expect(await s.load(changed)).toEqual({
-      organization: { slug: 'initech', created: false },
+      organization: { slug: 'initech', created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 1 },
       employees: { created: 0, updated: 1, unchanged: 1, removed: 0 },
     });
@@ -203,13 +203,30 @@ describe('import matching, optional fields and --prune', () => {
     await expect(s.createKey('initech')).rejects.toBeInstanceOf(KeyManagementError);
 
     await enableKeys(s, 'initech');
-    await s.load(minimalDataSet());
+    expect((await s.load(minimalDataSet())).organization.changed).toEqual([]);
     expect(await setting()).toBe(true);
 
     const disabling = minimalDataSet();
     disabling.organization.apiKeysEnabled = false;
-    await s.load(disabling);
+    expect((await s.load(disabling)).organization.changed).toEqual(['apiKeysEnabled']);
     expect(await setting()).toBe(false);
+  });
+
+  it('the summary names the organisation fields an import changed, and only those', async () => {
+    const s = await start([minimalDataSet()]);
+    const renamed = minimalDataSet();
+    renamed.organization.name = 'Initech Corporation';
+    expect((await s.load(renamed)).organization).toEqual({
+      slug: 'initech',
+      created: false,
+      changed: ['name'],
+    });
+    renamed.organization.name = 'Initech';
+    renamed.organization.apiKeysEnabled = true;
+    expect((await s.load(renamed)).organization.changed).toEqual(['name', 'apiKeysEnabled']);
+    expect((await s.load(renamed)).organization.changed).toEqual([]);
+    const served = (await listOrganizations(s.database.db)).find((o) => o.slug === 'initech');
+    expect(served).toMatchObject({ name: 'Initech', apiKeysEnabled: true });
   });
 
   it('a cycle without exchangeRates serves empty rates; a re-import without them keeps the stored rates', async () => {
@@ -240,14 +257,14 @@ describe('import matching, optional fields and --prune', () => {
     dataSet.meritCycles = [{ ...first, employees: first.employees.slice(0, 1) }];
 
     expect(await s.load(dataSet)).toEqual({
-      organization: { slug: ACME, created: false },
+      organization: { slug: ACME, created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 1 },
       employees: { created: 0, updated: 0, unchanged: 1, removed: 0 },
     });
     expect(await employees(s, key, CYCLE.annual2025)).toHaveLength(3);
 
     expect(await s.load(dataSet, { prune: true })).toEqual({
-      organization: { slug: ACME, created: false },
+      organization: { slug: ACME, created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 1 },
       employees: { created: 0, updated: 0, unchanged: 1, removed: 2 },
     });

@@ -64,7 +64,7 @@ describe('NDJSON data sets', () => {
   it('loads the data set the JSON format gives: importing the JSON form afterwards changes nothing', async () => {
     const dataSet = acmeDataSet();
     expect(await importText(toNdjson(dataSet))).toEqual({
-      organization: { slug: ACME, created: true },
+      organization: { slug: ACME, created: true, changed: [] },
       meritCycles: { created: 6, updated: 0, unchanged: 0 },
       employees: { created: 11, updated: 0, unchanged: 0, removed: 0 },
     });
@@ -92,7 +92,7 @@ describe('NDJSON data sets', () => {
     ].join('\r\n');
     // With --prune: a cycle given employees loses those it does not list.
     expect(await importText(text, 'data-set.ndjson', { prune: true })).toEqual({
-      organization: { slug: ACME, created: false },
+      organization: { slug: ACME, created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 2 },
       employees: { created: 0, updated: 0, unchanged: employees.length, removed: 0 },
     });

@@ -193,7 +193,7 @@ describe('streaming import', () => {
     const [first, last] = [employees[0] ?? never(), employees[11_999] ?? never()];
     [first.email, last.email] = [last.email, first.email];
     expect(await server.load(dataSet)).toEqual({
-      organization: { slug: 'initech-swap', created: false },
+      organization: { slug: 'initech-swap', created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 1 },
       employees: { created: 0, updated: 2, unchanged: 11_998, removed: 0 },
     });
@@ -303,7 +303,7 @@ describe('streaming import', () => {
     };
     const before = await dumpTables(server.database.db);
     expect(await importRecords(server.database, jsonRecords(chunks()))).toEqual({
-      organization: { slug: 'acme', created: false },
+      organization: { slug: 'acme', created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 6 },
       employees: { created: 0, updated: 0, unchanged: 11, removed: 0 },
     });

@@ -54,7 +54,7 @@ describe('import validation', () => {
 
   it('accepts the reference data set', async () => {
     expect(await importDataSet(server.database, acmeDataSet())).toEqual({
-      organization: { slug: ACME, created: true },
+      organization: { slug: ACME, created: true, changed: [] },
       meritCycles: { created: 6, updated: 0, unchanged: 0 },
       employees: { created: 11, updated: 0, unchanged: 0, removed: 0 },
     });
