@@ -1,5 +1,6 @@
 // What every command shares: the configuration, an open and migrated database, and the
-// way failures reach the user (one line on standard error, a meaningful exit code).
+// way rows are printed. How failures reach the user: errors.ts, database-failures.ts;
+// SIGINT and SIGTERM: interruption.ts.
 //
 // Commands load what they use when they run (dynamic import), not when the program
 // starts: `compplan --help` or `keys list` should not pay for Fastify, faker or both
@@ -8,21 +9,7 @@ import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Config, loadConfig } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
-
-/** Exit codes: 1 when the command could not do its work, 2 when it was called wrongly. */
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
-
-/** A failure to report as it is, without a stack trace. */
-export class CliError extends Error {
-  override name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT_FAILURE,
-  ) {
-    super(message);
-  }
-}
+import { StopAfterAbort } from './interruption.js';
 
 export function configFromEnvironment(overrides: Record<string, string | undefined> = {}): Config {
   const defined = Object.fromEntries(
@@ -34,27 +21,37 @@ export function configFromEnvironment(overrides: Record<string, string | undefin
 /**
  * Opens the configured database, brings its schema up to date, runs `work`, closes it.
  * With `undoCreation`, a SQLite file that did not exist before (and any folder made for
- * it) is removed again when `work` fails: importing a bad file into a database that was
- * not there leaves nothing behind, as a bad file leaves an existing database unchanged.
+ * it) is removed again when opening it or `work` fails: importing a bad file into a
+ * database that was not there leaves nothing behind, as a bad file leaves an existing
+ * database unchanged. With `checkWritable`, a SQLite database that cannot be written, or
+ * whose write lock another writer holds, fails before `work` starts (before an import
+ * reads its input). With `signal`, once it is aborted (`interruptible`) every statement
+ * of `work` but a rollback fails with its reason, so that work in a transaction is never
+ * committed after an interruption.
  */
 export async function withDatabase<T>(
   config: Config,
   work: (database: DatabaseHandle) => Promise<T>,
-  options: { undoCreation?: boolean } = {},
+  options: { undoCreation?: boolean; checkWritable?: boolean; signal?: AbortSignal } = {},
 ): Promise<T> {
   const { openDatabase } = await import('../db/connect.js');
   const { migrateToLatest } = await import('../db/migrate.js');
   const created = options.undoCreation ? newSqlitePaths(config) : undefined;
-  const database = openDatabase(config.database);
+  let database: DatabaseHandle | undefined;
   let failed = false;
   try {
+    database = openDatabase(config.database);
     await migrateToLatest(database);
-    return await work(database);
+    if (options.checkWritable) database.checkWritable?.();
+    const { signal } = options;
+    if (!signal) return await work(database);
+    signal.throwIfAborted();
+    return await work({ ...database, db: database.db.withPlugin(new StopAfterAbort(signal)) });
   } catch (error) {
     failed = true;
     throw error;
   } finally {
-    await database.db.destroy();
+    await database?.db.destroy();
     if (failed && created) removeCreated(created);
   }
 }
@@ -79,13 +76,21 @@ function newSqlitePaths(config: Config): CreatedPaths | undefined {
   return { files, folders };
 }
 
+/** Never throws: what failed matters more than what could not be tidied away. */
 function removeCreated({ files, folders }: CreatedPaths): void {
-  for (const file of files) rmSync(file, { force: true });
+  for (const file of files) {
+    try {
+      rmSync(file, { force: true });
+    } catch {
+      // not there (ENOTDIR: its folder is a file), or not ours to remove
+    }
+  }
   for (const folder of folders) {
     try {
       rmdirSync(folder); // only when empty: never anything that is not ours
-    } catch {
-      return;
+    } catch (error) {
+      // Not made (creating a folder above it failed): the next one up may have been.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return;
     }
   }
 }

@@ -10,7 +10,9 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
 import { registerServe } from './commands/serve.js';
 import { registerUsers } from './commands/users.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
+import { configFromEnvironment } from './context.js';
+import { describeDatabaseFailure } from './database-failures.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './errors.js';
 
 export function buildProgram(): Command {
   const program = new Command('compplan')
@@ -30,6 +32,19 @@ export function buildProgram(): Command {
     for (const sub of command.commands) sub.exitOverride();
   }
   return program;
+}
+
+/**
+ * The database being unreachable, unwritable or locked, as one line (database-failures.ts),
+ * for any command: those that run in withDatabase and those that open it themselves
+ * (serve, migrate).
+ */
+function databaseFailure(error: unknown): string | undefined {
+  try {
+    return describeDatabaseFailure(error, configFromEnvironment().database);
+  } catch {
+    return undefined; // a bad configuration has been reported before any database work
+  }
 }
 
 function fail(message: string, exitCode: number): never {
@@ -62,6 +77,8 @@ export async function main(argv: readonly string[]): Promise<void> {
         EXIT_USAGE,
       );
     }
+    const database = databaseFailure(error);
+    if (database) fail(database, EXIT_FAILURE);
     fail(
       `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       EXIT_FAILURE,

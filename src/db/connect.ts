@@ -24,6 +24,12 @@ export interface DatabaseHandle {
   readonly dialect: Dialect;
   /** Connection pool figures, for metrics; undefined for the embedded database. */
   poolStats?(): PoolStats;
+  /**
+   * SQLite: takes the write lock and writes, then rolls back, so that a database that
+   * cannot be written (a read-only file) or is held by another writer fails now, before
+   * a command reads its input, rather than at its first write. Undefined for PostgreSQL.
+   */
+  checkWritable?(): void;
 }
 
 // A request never waits longer than this for PostgreSQL: a slow or stuck query becomes
@@ -32,6 +38,9 @@ const POSTGRES_STATEMENT_TIMEOUT_MS = 5_000;
 const POSTGRES_CONNECT_TIMEOUT_MS = 3_000;
 // Two cores serve the API; more connections than this only queue inside PostgreSQL.
 const POSTGRES_POOL_SIZE = 10;
+// How long a SQLite writer waits for another one (an import holds the lock throughout)
+// before it fails with SQLITE_BUSY. src/cli/context.ts names it in its message.
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
 export interface OpenOptions {
   /**
@@ -45,17 +54,34 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   if (config.dialect === 'sqlite') {
     if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
     const sqlite = new SQLite(config.path);
-    // WAL lets readers (the API) and a writer (an import) work at once; the busy
-    // timeout makes a second writer wait for the first instead of failing at once.
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('busy_timeout = 5000');
+    try {
+      // The busy timeout makes a second writer wait for the first instead of failing at
+      // once; set first, so that switching a new database to WAL waits as well. WAL lets
+      // readers (the API) and a writer (an import) work at once.
+      sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma('synchronous = NORMAL');
+      sqlite.pragma('foreign_keys = ON');
+    } catch (error) {
+      sqlite.close();
+      throw error;
+    }
     return {
       db: new Kysely<Database>({
         dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
       }),
       dialect: 'sqlite',
+      checkWritable() {
+        sqlite.exec('begin immediate');
+        try {
+          // Rewrites the header's user_version with its own value: a write SQLite
+          // refuses for a read-only file (BEGIN IMMEDIATE alone does not).
+          const version = Number(sqlite.pragma('user_version', { simple: true }));
+          sqlite.pragma(`user_version = ${version}`);
+        } finally {
+          sqlite.exec('rollback');
+        }
+      },
     };
   }
   // Loaded only for a PostgreSQL URL: every `compplan` process (one per imported file)

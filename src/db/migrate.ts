@@ -30,10 +30,14 @@ export async function migrateToLatest({ db, dialect }: DatabaseHandle): Promise<
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r: MigrationResult) => r.status === 'Error');
-    throw new MigrationError(
-      `Migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    // No failed migration: it failed before any ran (the database could not be reached,
+    // opened or locked); `cause` keeps the error itself for the command line to describe.
+    const what = failed
+      ? `Migration ${failed.migrationName} failed`
+      : 'Could not migrate the database';
+    throw new MigrationError(`${what}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

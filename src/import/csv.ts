@@ -5,7 +5,7 @@
 // row (its line in the file) and column instead of the JSON path. The columns are those
 // `compplan export employees` writes, so an export can be edited and loaded back;
 // docs/import-format.md lists them.
-import { ImportError } from './errors.js';
+import { cappedImportError, ImportError, MAX_PROBLEMS } from './errors.js';
 import type { DataSetInput } from './schema.js';
 
 type EmployeeInput = NonNullable<DataSetInput['meritCycles'][number]['employees']>[number];
@@ -32,6 +32,22 @@ const REQUIRED = ['email', 'firstName', 'lastName', 'eligibilityStatus'];
 export const OTHER_COLUMNS = 'columns.other';
 const COLUMN = /^columns\.([^.]+)(?:\.([^.]+))?$/;
 
+// The limits of a CSV file (docs/import-format.md, "Limits"). It is read whole, then its
+// rows, then the employees made of them are held (see employeesFromCsv): a file of 4 MiB
+// peaks near 300 MB (28,000 employees of 150 bytes a row; an export's row of ~250 bytes
+// makes it some 17,000). Rows of a few bytes (`,,,,,`) would make 700,000 employees of
+// 4 MiB, hence a limit on rows too, which rows of employees never reach first.
+export const CSV_MAX_BYTES = 4 * 1024 * 1024;
+export const CSV_MAX_TEXT = '4 MiB';
+export const CSV_MAX_ROWS = 50_000;
+
+/** The problem of a CSV file that passes CSV_MAX_BYTES. */
+export function csvTooLarge(): ImportError {
+  return new ImportError([
+    `the file is larger than ${CSV_MAX_TEXT}, the limit for a CSV import (one merit cycle); give a larger data set as NDJSON`,
+  ]);
+}
+
 export interface CsvRecord {
   /** The line of the file the record starts on (the header is line 1). */
   line: number;
@@ -52,6 +68,12 @@ export function parseCsvRecords(text: string): CsvRecord[] {
     fields.push(field);
     // A blank line is no record.
     if (!(fields.length === 1 && fields[0] === '' && !wasQuoted)) {
+      // The header and CSV_MAX_ROWS rows.
+      if (records.length > CSV_MAX_ROWS) {
+        throw new ImportError([
+          `line ${recordLine}: more than ${CSV_MAX_ROWS.toLocaleString('en')} rows, the limit for a CSV import (one merit cycle); give a larger data set as NDJSON`,
+        ]);
+      }
       records.push({ line: recordLine, fields });
     }
     fields = [];
@@ -121,9 +143,12 @@ export interface CsvEmployees {
 
 /** The employees of a CSV file, as data set input; problems name line and column. */
 export function employeesFromCsv(text: string): CsvEmployees {
+  // Counted in characters here (the file was read as at most CSV_MAX_BYTES bytes).
+  if (text.length > CSV_MAX_BYTES) throw csvTooLarge();
   const records = parseCsvRecords(text);
   const [headerRecord, ...rows] = records;
-  if (!headerRecord)
+  // Nothing but white space (and a byte order mark, which trim() takes too) is empty.
+  if (!headerRecord || text.trim() === '')
     throw new ImportError(['the file is empty: it needs a header row and one row per employee']);
   const header = headerRecord.fields.map((name) => name.trim());
   const problems: string[] = [];
@@ -150,9 +175,16 @@ export function employeesFromCsv(text: string): CsvEmployees {
 
   const employees: EmployeeInput[] = [];
   const lines: number[] = [];
+  // Only the first MAX_PROBLEMS are kept: a file with a problem in every row must not
+  // fill memory with them.
+  let total = 0;
+  const report = (problem: string) => {
+    total++;
+    if (problems.length < MAX_PROBLEMS) problems.push(problem);
+  };
   for (const record of rows) {
     if (record.fields.length !== header.length) {
-      problems.push(
+      report(
         `row at line ${record.line}: has ${record.fields.length} fields, the header has ${header.length}`,
       );
       continue;
@@ -177,11 +209,11 @@ export function employeesFromCsv(text: string): CsvEmployees {
         try {
           others = JSON.parse(value);
         } catch {
-          problems.push(`row at line ${record.line}, column "${name}": must be a JSON object`);
+          report(`row at line ${record.line}, column "${name}": must be a JSON object`);
           return;
         }
         if (typeof others !== 'object' || others === null || Array.isArray(others)) {
-          problems.push(`row at line ${record.line}, column "${name}": must be a JSON object`);
+          report(`row at line ${record.line}, column "${name}": must be a JSON object`);
           return;
         }
         for (const [key, other] of Object.entries(others)) flat.set(key, other);
@@ -190,7 +222,7 @@ export function employeesFromCsv(text: string): CsvEmployees {
     for (const [name, value] of flat) {
       const match = COLUMN.exec(name);
       if (!match?.[1]) {
-        problems.push(
+        report(
           `row at line ${record.line}, column "${OTHER_COLUMNS}": "${name}" is not a column name`,
         );
         continue;
@@ -213,7 +245,7 @@ export function employeesFromCsv(text: string): CsvEmployees {
     employees.push(employee as unknown as EmployeeInput);
     lines.push(record.line);
   }
-  if (problems.length > 0) throw new ImportError(problems.slice(0, 50));
+  if (total > 0) throw cappedImportError(problems, total);
   return { employees, source: { lines, header } };
 }
 

@@ -19,6 +19,28 @@ export class DataSetSyntaxError extends Error {
   override name = 'DataSetSyntaxError';
 }
 
+// The largest record a JSON or NDJSON data set may hold (docs/import-format.md, "Limits"):
+// one employee, a merit cycle without its employees, the organisation with the rest of the
+// top object, one NDJSON line. An employee is about half a KiB of JSON; 1 MiB leaves room
+// for thousands of columns, yet keeps what one record costs to hold and parse (a few times
+// its text) far below the memory an import may use.
+export const MAX_RECORD_CHARS = 1024 * 1024;
+export const MAX_RECORD_TEXT = '1 MiB';
+
+// Characters a terminal would act on or hide: C0 and C1 controls, line and paragraph
+// separators, bidirectional overrides, lone surrogates, U+FEFF and U+FFFD.
+const UNPRINTABLE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Text of the input quoted in a message, each unprintable character as `\uXXXX`. */
+export function printable(text: string): string {
+  return text.replace(
+    UNPRINTABLE,
+    (char) => `\\u${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+  );
+}
+
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** `['meritCycles', 0, 'employees', 3, 'email']` → `meritCycles[0].employees[3].email`. */

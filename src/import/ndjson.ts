@@ -4,13 +4,19 @@
 // stages as they arrive (records.ts, load.ts), so memory does not grow with the file.
 // Problems name the line and the JSON path in the data set the lines make, e.g.
 // `line 7: meritCycles[0].employees[3].email: must be an email address`.
-import { DataSetSyntaxError } from './errors.js';
+import { DataSetSyntaxError, MAX_RECORD_CHARS, MAX_RECORD_TEXT, printable } from './errors.js';
 import type { ImportRecord } from './records.js';
 
 type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A value of the file quoted in a message: as JSON, at most 100 characters of it. */
+function excerpt(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return printable(json.length > 100 ? `${json.slice(0, 99)}…` : json);
+}
 
 /** True when a first line alone is `{"organization": …}`: the test of the NDJSON form. */
 export function isOrganizationLine(line: string): boolean {
@@ -33,6 +39,7 @@ class NdjsonLines {
 
   *line(raw: string, line: number): Generator<ImportRecord> {
     const source = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (source.length > MAX_RECORD_CHARS) throw tooLarge(line);
     if (source.trim() === '') return;
     this.firstRecordLine ??= line;
     let record: unknown;
@@ -40,7 +47,7 @@ class NdjsonLines {
       record = JSON.parse(source);
     } catch (error) {
       throw new DataSetSyntaxError(
-        `line ${line} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+        `line ${line} is not valid JSON: ${printable(error instanceof Error ? error.message : String(error))}`,
       );
     }
     const keys = isObject(record) ? Object.keys(record).sort().join() : '';
@@ -76,7 +83,7 @@ class NdjsonLines {
         typeof record.meritCycle === 'string' ? this.cycles.get(record.meritCycle) : undefined;
       if (cycle === undefined) {
         yield this.problem(
-          `line ${line}: meritCycle: ${JSON.stringify(record.meritCycle)} is not the id or name of a meritCycle line above`,
+          `line ${line}: meritCycle: ${excerpt(record.meritCycle)} is not the id or name of a meritCycle line above`,
         );
         return;
       }
@@ -91,7 +98,9 @@ class NdjsonLines {
   }
 
   *end(): Generator<ImportRecord> {
-    if (!this.organization && this.problems === 0) {
+    if (this.firstRecordLine === undefined) {
+      yield this.problem('the file is empty: it needs a first line {"organization": …}');
+    } else if (!this.organization && this.problems === 0) {
       yield this.problem('line 1: the first line must be {"organization": …}');
     }
   }
@@ -102,26 +111,48 @@ class NdjsonLines {
   }
 }
 
-/** The records of an NDJSON data set, read from a stream of text line by line. */
+/** `line N: …` for a line longer than a record may be. */
+function tooLarge(line: number): DataSetSyntaxError {
+  return new DataSetSyntaxError(
+    `line ${line}: a record larger than ${MAX_RECORD_TEXT}, the limit for one line`,
+  );
+}
+
+/**
+ * The records of an NDJSON data set, read from a stream of text line by line. A line may be
+ * at most MAX_RECORD_CHARS (a CR before its LF aside): a longer one fails as soon as that
+ * much of it has been read, so that no more than one line is ever held.
+ */
 export async function* ndjsonRecords(chunks: AsyncIterable<string>): AsyncGenerator<ImportRecord> {
   const lines = new NdjsonLines();
   let number = 0;
-  let rest = '';
+  // The line being read, in the pieces the chunks gave, and their length.
+  let pieces: string[] = [];
+  let length = 0;
   let first = true;
   for await (const chunk of chunks) {
-    let text = rest + chunk;
-    if (first) {
+    let text = chunk;
+    if (first && text !== '') {
       if (text.startsWith('\uFEFF')) text = text.slice(1);
       first = false;
     }
     let start = 0;
     for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
       number++;
-      yield* lines.line(text.slice(start, newline), number);
+      if (length + newline - start > MAX_RECORD_CHARS + 1) throw tooLarge(number);
+      pieces.push(text.slice(start, newline));
+      const line = pieces.length === 1 ? (pieces[0] as string) : pieces.join('');
+      pieces = [];
+      length = 0;
+      yield* lines.line(line, number);
       start = newline + 1;
     }
-    rest = text.slice(start);
+    if (start < text.length) {
+      pieces.push(text.slice(start));
+      length += text.length - start;
+      if (length > MAX_RECORD_CHARS + 1) throw tooLarge(number + 1);
+    }
   }
-  if (rest !== '') yield* lines.line(rest, number + 1);
+  if (length > 0) yield* lines.line(pieces.join(''), number + 1);
   yield* lines.end();
 }

@@ -57,6 +57,35 @@ describe('compplan import', () => {
     expect(dumpDatabase(db.path)).toEqual(before);
   });
 
+  it('says which fields of a stored organisation it changed, and changes them back', async () => {
+    const renamed = acmeDataSet();
+    renamed.organization = {
+      ...renamed.organization,
+      name: 'Acme Holdings',
+      apiKeysEnabled: false,
+    };
+    const file = db.writeFile('acme-renamed.json', JSON.stringify(renamed));
+    const result = await runCli(['import', file], { env: db.env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      summary(
+        'Imported acme:\n  organisation: name and apiKeysEnabled updated',
+        [0, 0, 6],
+        [0, 0, 11, 0],
+      ),
+    );
+    const back = await runCli(['import', acmeFile], { env: db.env });
+    expect(back.stdout).toBe(
+      summary(
+        'Imported acme:\n  organisation: name and apiKeysEnabled updated',
+        [0, 0, 6],
+        [0, 0, 11, 0],
+      ),
+    );
+    const again = await runCli(['import', acmeFile], { env: db.env });
+    expect(again.stdout).toBe(summary('Imported acme:', [0, 0, 6], [0, 0, 11, 0]));
+  });
+
   it('import - reads the data set from standard input', async () => {
     const result = await runCli(['import', '-'], {
       env: db.env,

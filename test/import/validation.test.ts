@@ -3,9 +3,9 @@
 // the loader `compplan import` runs, into a real database; text through the stream it reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSetSyntaxError, ImportError } from '../../src/import/errors.js';
-import { NOT_STORABLE } from '../../src/import/stored-text.js';
 import { importDataSet, importRecords } from '../../src/import/load.js';
 import { recordsOfStream } from '../../src/import/source.js';
+import { NOT_STORABLE } from '../../src/import/stored-text.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -388,7 +388,7 @@ describe('import validation', () => {
 
   it('reports JSON that is not an object as a problem of the whole file', async () => {
     expect(await problemsOfText('[]')).toEqual([
-      '(the file): Invalid input: expected object, received array',
+      '(the file): must be a JSON object (a data set), not an array',
     ]);
   });
 });

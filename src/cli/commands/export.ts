@@ -15,13 +15,13 @@ import {
   runExport,
 } from '../../export/export.js';
 import { MERIT_CYCLE_STATUSES, type MeritCycleStatus } from '../../modules/merit-cycles/schema.js';
-import { CliError, EXIT_USAGE } from '../context.js';
+import { CliError, EXIT_USAGE } from '../errors.js';
+import { interruptible } from '../interruption.js';
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
 // The largest page the API serves: the fewest requests, so the fastest export within the
 // rate limit.
 const DEFAULT_PAGE_SIZE = 100;
-const EXIT_INTERRUPTED = 130;
 
 interface ExportCommandOptions {
   cycle?: string;
@@ -168,49 +168,42 @@ export function registerExport(program: Command): void {
         bom: options.bom,
       };
       const showProgress = options.progress ?? process.stderr.isTTY === true;
-      const controller = new AbortController();
-      const interrupt = () => controller.abort(new Error('interrupted'));
-      process.once('SIGINT', interrupt);
-      process.once('SIGTERM', interrupt);
       let latest: ExportProgress = { rows: 0, pages: 0, done: false };
       const draw = showProgress ? progressLine(what, process.stderr) : undefined;
-      try {
-        await runExport(new CompplanClient({ baseUrl, apiKey }), request, {
-          ...(options.output ? { output: options.output } : {}),
-          resume: options.resume === true,
-          force: options.force === true,
-          signal: controller.signal,
-          onProgress: (progress) => {
-            latest = progress;
-            draw?.(progress);
-          },
-        });
-      } catch (error) {
-        if (controller.signal.aborted) {
-          if (showProgress) process.stderr.write('\n');
-          const how = options.output
-            ? `run the same command with --resume to continue ${options.output}`
-            : 'standard output cannot be resumed; use --output FILE for that';
-          throw new CliError(
-            `export interrupted after ${latest.rows} rows; ${how}`,
-            EXIT_INTERRUPTED,
-          );
+      // SIGINT or SIGTERM stops the export where it is; a file export saves where it got to.
+      const interrupted = () => {
+        if (showProgress) process.stderr.write('\n');
+        const how = options.output
+          ? `run the same command with --resume to continue ${options.output}`
+          : 'standard output cannot be resumed; use --output FILE for that';
+        return `export interrupted after ${latest.rows} rows; ${how}`;
+      };
+      await interruptible(async (signal) => {
+        try {
+          await runExport(new CompplanClient({ baseUrl, apiKey }), request, {
+            ...(options.output ? { output: options.output } : {}),
+            resume: options.resume === true,
+            force: options.force === true,
+            signal,
+            onProgress: (progress) => {
+              latest = progress;
+              draw?.(progress);
+            },
+          });
+        } catch (error) {
+          // The reader of standard output has all it wanted (e.g. `| head`): not a failure.
+          if ((error as NodeJS.ErrnoException).code === 'EPIPE' && !signal.aborted) return;
+          if (error instanceof ExportError) throw new CliError(error.message);
+          const described = describeFailure(error, baseUrl);
+          if (described) {
+            const resumable =
+              options.output && latest.pages > 0
+                ? `; run the same command with --resume to continue ${options.output}`
+                : '';
+            throw new CliError(`${described}${resumable}`);
+          }
+          throw error;
         }
-        // The reader of standard output has all it wanted (e.g. `| head`): not a failure.
-        if ((error as NodeJS.ErrnoException).code === 'EPIPE') return;
-        if (error instanceof ExportError) throw new CliError(error.message);
-        const described = describeFailure(error, baseUrl);
-        if (described) {
-          const resumable =
-            options.output && latest.pages > 0
-              ? `; run the same command with --resume to continue ${options.output}`
-              : '';
-          throw new CliError(`${described}${resumable}`);
-        }
-        throw error;
-      } finally {
-        process.off('SIGINT', interrupt);
-        process.off('SIGTERM', interrupt);
-      }
+      }, interrupted);
     });
 }

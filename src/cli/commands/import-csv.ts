@@ -8,7 +8,7 @@ import { type ImportSummary, importDataSet } from '../../import/load.js';
 import type { DataSetInput } from '../../import/schema.js';
 import { findMeritCycleRow } from '../../modules/merit-cycles/repository.js';
 import { findOrganizationBySlug } from '../../modules/organizations/repository.js';
-import { CliError } from '../context.js';
+import { CliError } from '../errors.js';
 
 export async function importEmployeesCsv(
   database: DatabaseHandle,

@@ -1,30 +1,29 @@
-import { readFile } from 'node:fs/promises';
-import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/load.js';
-import { CliError, configFromEnvironment, EXIT_USAGE, withDatabase } from '../context.js';
+import { configFromEnvironment, withDatabase } from '../context.js';
+import { CliError, EXIT_USAGE } from '../errors.js';
+import { interruptible, unlessAborted, untilAborted } from '../interruption.js';
 
+/** A CSV file (or standard input) whole: it lists one cycle, so it is small (4 MiB at most). */
 async function readSource(file: string): Promise<string> {
-  if (file === '-') return text(process.stdin);
+  const { readCsvText, SourceError } = await import('../../import/source.js');
   try {
-    return await readFile(file, 'utf8');
+    return await readCsvText(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EISDIR'
-          ? 'it is a directory'
-          : (error as Error).message;
-    throw new CliError(`Cannot read ${file}: ${reason}`);
+    if (error instanceof SourceError) throw new CliError(`Cannot read ${file}: ${error.message}`);
+    throw error;
   }
 }
 
 export function describeSummary(summary: ImportSummary): string {
-  const { meritCycles: c, employees: e } = summary;
-  const org = `${summary.organization.slug}${summary.organization.created ? ' (new organisation)' : ''}`;
+  const { organization, meritCycles: c, employees: e } = summary;
+  const org = `${organization.slug}${organization.created ? ' (new organisation)' : ''}`;
   return [
     `Imported ${org}:`,
+    // Only when a stored organisation changed: its name, or whether it may have API keys.
+    ...(organization.changed.length > 0
+      ? [`  organisation: ${organization.changed.join(' and ')} updated`]
+      : []),
     `  merit cycles: ${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`,
     `  employees:    ${e.created} created, ${e.updated} updated, ${e.unchanged} unchanged, ${e.removed} removed`,
   ].join('\n');
@@ -43,55 +42,72 @@ export function registerImport(program: Command): void {
       '--prune',
       'also remove the employees of an imported cycle that the file no longer lists',
     )
-    .action(async (file: string, options: { prune?: boolean; org?: string; cycle?: string }) => {
-      const config = configFromEnvironment();
-      if (
-        options.org !== undefined ||
-        options.cycle !== undefined ||
-        file.toLowerCase().endsWith('.csv')
-      ) {
-        const { org, cycle } = options;
-        if (!org || !cycle) {
-          throw new CliError('a CSV import needs --org SLUG and --cycle ID', EXIT_USAGE);
-        }
-        const text = await readSource(file);
-        const { importEmployeesCsv } = await import('./import-csv.js');
-        const summary = await withDatabase(
-          config,
-          (database) =>
-            importEmployeesCsv(database, text, { org, cycle, prune: options.prune === true }),
-          { undoCreation: true },
-        );
-        console.log(describeSummary(summary));
-        return;
-      }
-      // Streamed: records are read, validated and staged as the file is read, inside the
-      // import's one transaction (src/import/load.ts), so memory does not grow with it.
-      const { importRecords } = await import('../../import/load.js');
-      const { DataSetSyntaxError } = await import('../../import/errors.js');
-      const { openSource, recordsOfStream, SourceError } = await import('../../import/source.js');
-      let stream: AsyncIterable<string>;
-      try {
-        stream = await openSource(file);
-      } catch (error) {
-        if (error instanceof SourceError)
-          throw new CliError(`Cannot read ${file}: ${error.message}`);
-        throw error;
-      }
-      let summary: ImportSummary;
-      try {
-        // NDJSON by its extension, or by its first line (standard input, other names).
-        const records = await recordsOfStream(file, stream);
-        summary = await withDatabase(
-          config,
-          (database) => importRecords(database, records, { prune: options.prune === true }),
-          { undoCreation: true },
-        );
-      } catch (error) {
-        if (!(error instanceof DataSetSyntaxError)) throw error;
-        const name = file === '-' ? 'standard input' : file;
-        throw new CliError(`Cannot import ${name}, nothing changed: ${error.message}`);
-      }
-      console.log(describeSummary(summary));
-    });
+    .action((file: string, options: { prune?: boolean; org?: string; cycle?: string }) =>
+      // SIGINT or SIGTERM rolls the import back and removes a database it created.
+      interruptible(
+        (signal) => runImport(file, options, signal),
+        () => 'interrupted; nothing changed.',
+      ),
+    );
+}
+
+async function runImport(
+  file: string,
+  options: { prune?: boolean; org?: string; cycle?: string },
+  signal: AbortSignal,
+): Promise<void> {
+  const config = configFromEnvironment();
+  // Fails at once, before the input is read, for a database that cannot be written or is
+  // locked by another writer; and never commits once interrupted.
+  const databaseOptions = { undoCreation: true, checkWritable: true, signal };
+  if (
+    options.org !== undefined ||
+    options.cycle !== undefined ||
+    file.toLowerCase().endsWith('.csv')
+  ) {
+    const { org, cycle } = options;
+    if (!org || !cycle) {
+      throw new CliError('a CSV import needs --org SLUG and --cycle ID', EXIT_USAGE);
+    }
+    const text = await unlessAborted(readSource(file), signal);
+    const { importEmployeesCsv } = await import('./import-csv.js');
+    const summary = await withDatabase(
+      config,
+      (database) =>
+        importEmployeesCsv(database, text, { org, cycle, prune: options.prune === true }),
+      databaseOptions,
+    );
+    console.log(describeSummary(summary));
+    return;
+  }
+  // Streamed: records are read, validated and staged as the file is read, inside the
+  // import's one transaction (src/import/load.ts), so memory does not grow with it.
+  const { importRecords } = await import('../../import/load.js');
+  const { DataSetSyntaxError } = await import('../../import/errors.js');
+  const { openSource, recordsOfStream, SourceError } = await import('../../import/source.js');
+  let stream: AsyncIterable<string>;
+  try {
+    stream = await openSource(file);
+  } catch (error) {
+    if (error instanceof SourceError) throw new CliError(`Cannot read ${file}: ${error.message}`);
+    throw error;
+  }
+  let summary: ImportSummary;
+  try {
+    // NDJSON by its extension, or by its first line (standard input, other names).
+    const records = await unlessAborted(recordsOfStream(file, stream), signal);
+    summary = await withDatabase(
+      config,
+      (database) =>
+        importRecords(database, untilAborted(records, signal), {
+          prune: options.prune === true,
+        }),
+      databaseOptions,
+    );
+  } catch (error) {
+    if (!(error instanceof DataSetSyntaxError)) throw error;
+    const name = file === '-' ? 'standard input' : file;
+    throw new CliError(`Cannot import ${name}, nothing changed: ${error.message}`);
+  }
+  console.log(describeSummary(summary));
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { CliError, configFromEnvironment, printJson, table, withDatabase } from '../context.js';
+import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
+import { CliError } from '../errors.js';
 
 const service = () => import('../../modules/api-keys/service.js');
 

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
-import { CliError, configFromEnvironment, printJson, table, withDatabase } from '../context.js';
+import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
+import { CliError } from '../errors.js';
 
 export function registerOrgs(program: Command): void {
   const orgs = program.command('orgs').description('Organisations and their settings');

@@ -1,7 +1,8 @@
 import { type Command, Option } from 'commander';
 import { ROLES, type Role } from '../../modules/users/repository.js';
 import { createUser, UserManagementError } from '../../modules/users/service.js';
-import { CliError, configFromEnvironment, printJson, withDatabase } from '../context.js';
+import { configFromEnvironment, printJson, withDatabase } from '../context.js';
+import { CliError } from '../errors.js';
 
 export function registerUsers(program: Command): void {
   const users = program
