@@ -11,11 +11,14 @@ import { ELIGIBILITY_STATUSES } from '../modules/employees/schema.js';
 import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
 import { isStorableText, jsonValueProblem, NOT_STORABLE } from './stored-text.js';
 
-// Any string an import stores: as given, but storable on both databases (stored-text.ts).
+// A field the database also keeps as a text column of its own (names, sorting keys):
+// storable on both databases (stored-text.ts).
 const storable = z.string().refine(isStorableText, { message: NOT_STORABLE });
 
 // Stored exactly as given (no trimming): a value only has to contain something.
-const text = storable.refine((value) => value.trim().length > 0, { message: 'must not be empty' });
+const notEmpty = { message: 'must not be empty' };
+const filled = (value: string) => value.trim().length > 0;
+const text = storable.refine(filled, notEmpty);
 
 const currencyCode = z
   .string()
@@ -51,10 +54,11 @@ const JsonValue = z.unknown().superRefine((value, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
 });
 
+// Kept as JSON text: any string JSON can say (stored-text.ts).
 const Column = z
   .strictObject({
-    name: storable,
-    type: text,
+    name: z.string(),
+    type: z.string().refine(filled, notEmpty),
     value: JsonValue,
   })
   .superRefine((column, ctx) => {
@@ -89,10 +93,7 @@ const Column = z
     }
   });
 
-const ColumnsShape = z.record(
-  storable.refine((key) => key.length > 0, { message: 'a column key must not be empty' }),
-  Column,
-);
+const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
 type ColumnsShape = z.output<typeof ColumnsShape>;
 
 // Columns are checked against ColumnsShape but kept as the very object that was parsed:

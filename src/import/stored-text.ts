@@ -1,10 +1,10 @@
-// What text and JSON values an import may store, beyond their shape: every string must
-// survive both databases and come back as valid UTF-8, and a column value (any JSON) must
-// be shallow enough for every recursive step after it (validation, JSON.stringify).
+// What text and JSON values an import may store, beyond their shape.
 //
-// - U+0000 cannot be stored in PostgreSQL text or json; SQLite would store it and the API
-//   would serve it back. An unpaired UTF-16 surrogate (JSON allows "\ud800") has no UTF-8
-//   form at all. Both are refused on either database, naming the field.
+// - Fields the database keeps as text columns of their own (names, sorting keys) must be
+//   storable there: U+0000 cannot be stored in PostgreSQL text, and an unpaired UTF-16
+//   surrogate (JSON allows "\ud800") has no UTF-8 form at all. Both are refused on either
+//   database, naming the field. Inside `columns` (kept as JSON text, where JSON.stringify
+//   escapes both) any JSON string is kept and served back exactly.
 // - JSON.parse reads any depth, but a column value nested thousands of levels deep would
 //   overflow the stack of whatever walks it recursively next. No real column is nested
 //   beyond a few levels; 64 leaves plenty of room.
@@ -30,8 +30,8 @@ const NOT_JSON = 'must be a JSON value (null, boolean, number, string, array or 
 /**
  * The first reason `value` is not a JSON value an import can store: not JSON (the data
  * sets held in memory are not parsed from text), a number JSON.parse turned to Infinity,
- * text that cannot be stored, nesting deeper than MAX_JSON_DEPTH. Iterative, so that no
- * input can exhaust the stack here.
+ * nesting deeper than MAX_JSON_DEPTH. Iterative, so that no input can exhaust the stack
+ * here.
  */
 export function jsonValueProblem(value: unknown): JsonValueProblem | undefined {
   const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
@@ -42,10 +42,7 @@ export function jsonValueProblem(value: unknown): JsonValueProblem | undefined {
       if (!Number.isFinite(current)) return { path, message: 'is a number too large to store' };
       continue;
     }
-    if (typeof current === 'string') {
-      if (!isStorableText(current)) return { path, message: NOT_STORABLE };
-      continue;
-    }
+    if (typeof current === 'string') continue;
     if (typeof current !== 'object' || !isPlainJson(current)) return { path, message: NOT_JSON };
     // Named at the value itself: a path 64 levels deep would help nobody.
     if (path.length >= MAX_JSON_DEPTH) {
@@ -59,9 +56,6 @@ export function jsonValueProblem(value: unknown): JsonValueProblem | undefined {
       continue;
     }
     const entries = Object.entries(current);
-    for (const [key] of entries) {
-      if (!isStorableText(key)) return { path: [...path, key], message: `its key ${NOT_STORABLE}` };
-    }
     for (let index = entries.length - 1; index >= 0; index--) {
       const [key, item] = entries[index] as [string, unknown];
       pending.push({ value: item, path: [...path, key] });

@@ -65,23 +65,16 @@ describe('compplan import', () => {
       apiKeysEnabled: false,
     };
     const file = db.writeFile('acme-renamed.json', JSON.stringify(renamed));
+    const changed = summary(
+      'Imported acme:\n  organisation: name and apiKeysEnabled updated',
+      [0, 0, 6],
+      [0, 0, 11, 0],
+    );
     const result = await runCli(['import', file], { env: db.env });
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(
-      summary(
-        'Imported acme:\n  organisation: name and apiKeysEnabled updated',
-        [0, 0, 6],
-        [0, 0, 11, 0],
-      ),
-    );
+    expect(result.stdout).toBe(changed);
     const back = await runCli(['import', acmeFile], { env: db.env });
-    expect(back.stdout).toBe(
-      summary(
-        'Imported acme:\n  organisation: name and apiKeysEnabled updated',
-        [0, 0, 6],
-        [0, 0, 11, 0],
-      ),
-    );
+    expect(back.stdout).toBe(changed);
     const again = await runCli(['import', acmeFile], { env: db.env });
     expect(again.stdout).toBe(summary('Imported acme:', [0, 0, 6], [0, 0, 11, 0]));
   });
