@@ -225,6 +225,21 @@ describe('compplan import FILE.csv --org --cycle', () => {
       code: 2,
       stderr: 'compplan: a CSV import needs --org SLUG and --cycle ID\n',
     });
+    // The flags beside a JSON data set: said as such, not as a CSV problem of the JSON.
+    const dataSet = db.writeFile('data-set.json', '{"organization": {}}');
+    expect(
+      await run([
+        'import',
+        dataSet,
+        '--org',
+        SDK_ORG,
+        '--cycle',
+        'mc_00000000-0000-4000-8000-000000000000',
+      ]),
+    ).toMatchObject({
+      code: 2,
+      stderr: `compplan: --org and --cycle are for a CSV file of one cycle's employees; ${dataSet} is a data set, which names its organisation and cycles itself\n`,
+    });
     expect(
       await run([
         'import',

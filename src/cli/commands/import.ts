@@ -66,6 +66,14 @@ async function runImport(
     file.toLowerCase().endsWith('.csv')
   ) {
     const { org, cycle } = options;
+    // A data set names its organisation and cycles itself: flags beside one are a mistake,
+    // which reading the file as CSV would only report as a confusing CSV problem.
+    if (/\.(json|ndjson|jsonl)$/i.test(file)) {
+      throw new CliError(
+        `--org and --cycle are for a CSV file of one cycle's employees; ${file} is a data set, which names its organisation and cycles itself`,
+        EXIT_USAGE,
+      );
+    }
     if (!org || !cycle) {
       throw new CliError('a CSV import needs --org SLUG and --cycle ID', EXIT_USAGE);
     }
