@@ -92,6 +92,11 @@ const STAGING_COLUMNS = STAGED.map(
 // 10,000 employees; 2,000 rows are about 2.5 MB of JSON, two batches at most in memory.
 const BATCH_ROWS: Record<Dialect, number> = { sqlite: 500, postgres: 2_000 };
 
+// The merit cycles of a data set are held in memory until the merge (a few hundred bytes
+// each); so that no file can grow that without bound, a data set (one organisation) has at
+// most this many. A real organisation runs a few cycles a year.
+export const MAX_MERIT_CYCLES = 10_000;
+
 // The import's own SQLite page cache (the connection's default is 2 MB): merging a large
 // cycle touches its table and three indexes all over, and re-reading evicted pages was
 // most of the time of a 500,000-employee cycle. Restored afterwards. Counted in KiB.
@@ -183,6 +188,11 @@ class Intake {
   cycleState(index: number): CycleState {
     let state = this.cycles[index];
     if (!state) {
+      if (index >= MAX_MERIT_CYCLES) {
+        throw new ImportError([
+          `meritCycles[${index}]: a data set holds at most ${MAX_MERIT_CYCLES.toLocaleString('en')} merit cycles`,
+        ]);
+      }
       state = { seen: false, listsEmployees: false, employees: 0, faulty: false };
       this.cycles[index] = state;
     }

@@ -15,7 +15,7 @@ import {
 } from '../../src/import/csv.js';
 import { DataSetSyntaxError, ImportError, MAX_RECORD_CHARS } from '../../src/import/errors.js';
 import { jsonRecords } from '../../src/import/json-stream.js';
-import { importRecords } from '../../src/import/load.js';
+import { importRecords, MAX_MERIT_CYCLES } from '../../src/import/load.js';
 import type { ImportRecord } from '../../src/import/records.js';
 import { decodeUtf8, readCsvText, recordsOfStream } from '../../src/import/source.js';
 import { acmeDataSet } from '../fixtures/data-sets.js';
@@ -123,7 +123,7 @@ describe('limits of reading a data set', () => {
     return result.stderr;
   }
 
-  describe('endless input (F4): ends with a message once a record passes 1 MiB', () => {
+  describe('endless input: ends with a message once a record passes 1 MiB', () => {
     it('a JSON stream of NUL characters fails at its first character', async () => {
       const counter = { read: 0 };
       const error = await importFailure('data.json', endless('', '\0'.repeat(KIB_64), counter));
@@ -187,7 +187,7 @@ describe('limits of reading a data set', () => {
     });
   });
 
-  describe('large values (F5, F6): read once, and no more than 1 MiB of a record is held', () => {
+  describe('large values: read once, and no more than 1 MiB of a record is held', () => {
     it('20 MB of white space inside an employee fails with the size of a record, read no further', async () => {
       const counter = { read: 0 };
       const start = `${PREFIX}{"email": "a@b.example",`;
@@ -285,7 +285,7 @@ describe('limits of reading a data set', () => {
     });
   });
 
-  describe('UTF-8 (F7): bytes that are not UTF-8 fail with their line and column', () => {
+  describe('UTF-8: bytes that are not UTF-8 fail with their line and column', () => {
     it('names the line and column of the first bad byte, across chunks', async () => {
       const bytes = concat(utf8('{"a": 1,\n  "B'), [0xff, 0xfe], utf8('ob"}\n'));
       for (const size of [1, 3, KIB_64]) {
@@ -346,7 +346,22 @@ describe('limits of reading a data set', () => {
     });
   });
 
-  describe('what the file is (F9, F10)', () => {
+  describe('what the file is', () => {
+    it('a data set of more than 10,000 merit cycles fails at the first one too many, before anything is written', async () => {
+      const cycle = (n: number) =>
+        `{"name": "Cycle ${n}", "status": "active", "currency": "USD", "startDate": "2026-01-01T00:00:00Z", "endDate": "2026-02-01T00:00:00Z"}`;
+      async function* cycles(): AsyncGenerator<string> {
+        yield '{"organization": {"slug": "many", "name": "Many"}, "meritCycles": [';
+        for (let n = 0; n <= MAX_MERIT_CYCLES; n++) yield `${n > 0 ? ',' : ''}${cycle(n)}`;
+        yield ']}';
+      }
+      const error = await importFailure('data-set.json', cycles());
+      expect(error).toBeInstanceOf(ImportError);
+      expect((error as ImportError).problems).toEqual([
+        'meritCycles[10000]: a data set holds at most 10,000 merit cycles',
+      ]);
+    });
+
     it('a file that is a number, null, true, a string or an array is no data set, whatever its size', async () => {
       const cases: [string, string][] = [
         ['42', 'a number'],
