@@ -20,6 +20,7 @@ import {
   type TempDatabase,
   tempDatabase,
 } from '../helpers/cli.js';
+import { waitFor } from '../helpers/services/process.js';
 
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
 const STACK_LINE = '    at ';
@@ -30,14 +31,6 @@ const BUSY =
 function expectOneLine(result: CliResult, line: string, code = 1): void {
   expect(result.stderr).not.toContain(STACK_LINE);
   expect(result).toEqual({ code, signal: null, stdout: '', stderr: `${line}\n` });
-}
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /**
@@ -214,7 +207,11 @@ describe('compplan and a database that is locked, unreachable or cannot be writt
       children.push(run.child);
       run.child.stdin?.write(acmeText.slice(0, acmeText.length / 2));
       // The database has been made and the import waits inside its transaction for the rest.
-      await until(() => existsSync(`${path}-wal`), 10_000);
+      await waitFor(
+        async () => existsSync(`${path}-wal`),
+        10_000,
+        'the import to open the database',
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       run.child.kill(signal);
       expectOneLine(await run.result, 'compplan: interrupted; nothing changed.', code);
