@@ -39,7 +39,7 @@ const POSTGRES_CONNECT_TIMEOUT_MS = 3_000;
 // Two cores serve the API; more connections than this only queue inside PostgreSQL.
 const POSTGRES_POOL_SIZE = 10;
 // How long a SQLite writer waits for another one (an import holds the lock throughout)
-// before it fails with SQLITE_BUSY. src/cli/context.ts names it in its message.
+// before it fails with SQLITE_BUSY. src/cli/database-failures.ts names it in its message.
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
 export interface OpenOptions {

@@ -33,7 +33,7 @@ const UNPRINTABLE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
   /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** Text of the input quoted in a message, each unprintable character as a `\u` escape (`\u001B`). */
+/** Text of the input quoted in a message, each unprintable character escaped (`\u001B`). */
 export function printable(text: string): string {
   return text.replace(
     UNPRINTABLE,
