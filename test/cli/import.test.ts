@@ -187,7 +187,9 @@ describe('compplan import', () => {
     for (const { result, where } of results) {
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toMatch(/^compplan: [^\n]*not valid JSON[^\n]*\n$/);
+      expect(result.stderr).toMatch(
+        /^compplan: the data set was not imported; nothing changed\.\nnot valid JSON[^\n]*\n$/,
+      );
       expect(result.stderr).toContain(where);
     }
     expect(dumpDatabase(db.path)).toEqual(before);

@@ -329,7 +329,7 @@ describe('limits of reading a data set', () => {
         concat(utf8('{"organization": {"slug": "acme", "name": "Ac'), [0xff, 0xfe], utf8('me"}}')),
       );
       expect(await cliFailure([json])).toMatch(
-        /: not valid UTF-8 \(line 1, column 46\): byte 0xFF; save the file as UTF-8\n$/,
+        /\nnot valid UTF-8 \(line 1, column 46\): byte 0xFF; save the file as UTF-8\n$/,
       );
       const ndjson = join(dir, 'bad.ndjson');
       writeFileSync(
@@ -341,7 +341,7 @@ describe('limits of reading a data set', () => {
         ),
       );
       expect(await cliFailure([ndjson])).toMatch(
-        /: not valid UTF-8 \(line 2, column 8\): byte 0xFE; save the file as UTF-8\n$/,
+        /\nnot valid UTF-8 \(line 2, column 8\): byte 0xFE; save the file as UTF-8\n$/,
       );
     });
   });
@@ -480,12 +480,12 @@ describe('limits of reading a data set', () => {
   describe('the command line', () => {
     it('`compplan import /dev/zero`, and a .ndjson name for it, end at once with a message', async () => {
       expect(await cliFailure(['/dev/zero'])).toMatch(
-        /: not valid JSON \(line 1, column 1\): Unexpected character U\+0000\n$/,
+        /\nnot valid JSON \(line 1, column 1\): Unexpected character U\+0000\n$/,
       );
       const link = join(dir, 'zero.ndjson');
       symlinkSync('/dev/zero', link);
       expect(await cliFailure([link])).toMatch(
-        /: line 1: a record larger than 1 MiB, the limit for one line\n$/,
+        /\nline 1: a record larger than 1 MiB, the limit for one line\n$/,
       );
     });
 
@@ -494,7 +494,7 @@ describe('limits of reading a data set', () => {
       writeFileSync(big, `${PREFIX}{"firstName": "${'x'.repeat(20 * 2 ** 20)}"}]}]}`);
       expect(await cliFailure([big])).toMatch(
         new RegExp(
-          `: meritCycles\\[0\\]\\.employees\\[0\\] \\(line 1, column ${PREFIX.length + 1}\\): a record larger than 1 MiB, the limit for one employee\\n$`,
+          `\\nmeritCycles\\[0\\]\\.employees\\[0\\] \\(line 1, column ${PREFIX.length + 1}\\): a record larger than 1 MiB, the limit for one employee\\n$`,
         ),
       );
       const number = join(dir, 'number.json');
@@ -510,7 +510,9 @@ describe('limits of reading a data set', () => {
     });
 
     it('random bytes end with a message that quotes none of them', async () => {
-      expect(await cliFailure(['/dev/urandom'])).toMatch(/^compplan: .*\n$/);
+      expect(await cliFailure(['/dev/urandom'])).toMatch(
+        /^compplan: the data set was not imported; nothing changed\.\nnot valid UTF-8 .*\n$/,
+      );
     });
   });
 });

@@ -91,7 +91,7 @@ async function runImport(
   // Streamed: records are read, validated and staged as the file is read, inside the
   // import's one transaction (src/import/load.ts), so memory does not grow with it.
   const { importRecords } = await import('../../import/load.js');
-  const { DataSetSyntaxError } = await import('../../import/errors.js');
+  const { DataSetSyntaxError, ImportError } = await import('../../import/errors.js');
   const { openSource, recordsOfStream, SourceError } = await import('../../import/source.js');
   let stream: AsyncIterable<string>;
   try {
@@ -113,9 +113,10 @@ async function runImport(
       databaseOptions,
     );
   } catch (error) {
-    if (!(error instanceof DataSetSyntaxError)) throw error;
-    const name = file === '-' ? 'standard input' : file;
-    throw new CliError(`Cannot import ${name}, nothing changed: ${error.message}`);
+    // Reported as any problem of a data set is (and as CSV's are): under the one line that
+    // says nothing changed.
+    if (error instanceof DataSetSyntaxError) throw new ImportError([error.message]);
+    throw error;
   }
   console.log(describeSummary(summary));
 }
