@@ -172,7 +172,7 @@ describe('compplan import', () => {
     expect(dumpDatabase(db.path)).toEqual(before);
   });
 
-  it('refuses input that is not JSON with exit 1 and a one-line message giving line and column', async () => {
+  it('refuses input that is not JSON with exit 1: nothing changed, and the line and column', async () => {
     const before = dumpDatabase(db.path);
     const syntax = db.writeFile('syntax.json', '{\n  "organization": 1,\n  x\n}\n');
     // Cut short: JSON.parse gives no position for the end of the input.
