@@ -43,6 +43,10 @@ const DOT = 0x2e;
 const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 const BOM = 0xfeff;
+// The first letters of true, false and null.
+const LETTER_T = 0x74;
+const LETTER_F = 0x66;
+const LETTER_N = 0x6e;
 
 const isSpace = (code: number) => code === SPACE || code === LF || code === CR || code === TAB;
 
@@ -54,9 +58,9 @@ function startsValue(code: number): boolean {
     code === OPEN_ARRAY ||
     code === MINUS ||
     (code >= DIGIT_0 && code <= DIGIT_9) ||
-    code === 0x74 ||
-    code === 0x66 ||
-    code === 0x6e
+    code === LETTER_T ||
+    code === LETTER_F ||
+    code === LETTER_N
   );
 }
 
@@ -379,8 +383,8 @@ const EMPTY =
 function kindOfValue(code: number): string {
   if (code === OPEN_ARRAY) return 'an array';
   if (code === QUOTE) return 'a string';
-  if (code === 0x74 || code === 0x66) return 'true or false';
-  if (code === 0x6e) return 'null';
+  if (code === LETTER_T || code === LETTER_F) return 'true or false';
+  if (code === LETTER_N) return 'null';
   return 'a number';
 }
 
