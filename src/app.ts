@@ -128,7 +128,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorHandler);
   await app.register(database, { database: options.database });
   await app.register(cursors);
-  await app.register(compress, { global: true });
+  // Answers are compressed for clients that ask; request bodies are never decompressed:
+  // the API takes none, and the web application's forms are small and plain.
+  await app.register(compress, { global: true, globalDecompression: false });
   await app.register(rateLimit, { config });
   await app.register(metrics);
   await app.register(authentication);

@@ -7,6 +7,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
+import { type DataRevision, postgresRevision, sqliteRevision } from './data-revision.js';
 import { withNamedStatements, withStatementCache } from './statement-cache.js';
 import type { Database } from './types.js';
 
@@ -22,6 +23,8 @@ export interface PoolStats {
 export interface DatabaseHandle {
   readonly db: Db;
   readonly dialect: Dialect;
+  /** Whether imported data may have changed (data-revision.ts): the response cache's check. */
+  readonly revision: DataRevision;
   /** Connection pool figures, for metrics; undefined for the embedded database. */
   poolStats?(): PoolStats;
   /**
@@ -71,6 +74,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
         dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
       }),
       dialect: 'sqlite',
+      revision: sqliteRevision(sqlite),
       checkWritable() {
         sqlite.exec('begin immediate');
         try {
@@ -105,6 +109,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) }),
     dialect: 'postgres',
+    revision: postgresRevision(config.url),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }

@@ -15,6 +15,21 @@ export function etagOf(body: string | Buffer): string {
   return `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
 }
 
+// The tags of bodies sent as bytes, by the Buffer itself: an answer the response cache
+// sends again (src/http/response-cache.ts) is hashed once. Buffers we send are never
+// changed afterwards, and the map lets a body go when nothing else holds it.
+const tagsOfBodies = new WeakMap<Buffer, string>();
+
+function etagOfSent(body: string | Buffer): string {
+  if (typeof body === 'string') return etagOf(body);
+  let tag = tagsOfBodies.get(body);
+  if (tag === undefined) {
+    tag = etagOf(body);
+    tagsOfBodies.set(body, tag);
+  }
+  return tag;
+}
+
 /** RFC 9110 section 13.1.2: `*`, or a list of tags compared weakly (W/ ignored). */
 export function matchesIfNoneMatch(header: string, etag: string): boolean {
   const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
@@ -39,7 +54,7 @@ export async function conditionalGet(
   if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
     return payload;
   }
-  const etag = etagOf(payload);
+  const etag = etagOfSent(payload);
   reply.header('etag', etag);
   const ifNoneMatch = request.headers['if-none-match'];
   if (typeof ifNoneMatch !== 'string' || !matchesIfNoneMatch(ifNoneMatch, etag)) return payload;

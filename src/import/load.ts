@@ -438,7 +438,7 @@ export async function importRecords(
 ): Promise<ImportSummary> {
   const now = new Date().toISOString();
   const { dialect } = database;
-  return inImportTransaction(database, async (trx, lock) => {
+  const summary = await inImportTransaction(database, async (trx, lock) => {
     await createStaging(trx, dialect);
     const intake = new Intake(trx, dialect);
     for await (const record of records) await intake.take(record);
@@ -462,10 +462,15 @@ export async function importRecords(
     }
     const root = intake.root as ImportRoot;
     await lock(root.organization.slug);
-    const summary = await merge(trx, dialect, root, intake.cycles, options, now);
+    const merged = await merge(trx, dialect, root, intake.cycles, options, now);
     await dropStaging(trx, dialect);
-    return summary;
+    // Servers on other processes learn of the commit (PostgreSQL; SQLite's own check
+    // sees it), and so does this process's response cache, below.
+    await database.revision.announce(trx);
+    return merged;
   });
+  database.revision.changed();
+  return summary;
 }
 
 /** Lines of staged rows: `line 7: ` for NDJSON, nothing for JSON. */

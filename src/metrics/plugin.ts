@@ -9,6 +9,7 @@ export interface Metrics {
   readonly registry: Registry;
   readonly rateLimited: Counter<'limit'>;
   readonly authFailures: Counter;
+  readonly responseCache: Counter<'result'>;
 }
 
 declare module 'fastify' {
@@ -49,6 +50,12 @@ export default fp(
       help: 'Requests with a missing, malformed, unknown or revoked API key.',
       registers: [registry],
     });
+    const responseCache = new Counter({
+      name: 'compplan_response_cache_total',
+      help: 'GET requests of cacheable routes, by whether a kept answer was sent (hit), one was built (miss), or the cache could not be used because the database could not tell this server of imports (off).',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    });
     new Gauge({
       name: 'compplan_db_pool_connections',
       help: 'PostgreSQL pool connections by state (total, idle, waiting clients).',
@@ -84,7 +91,7 @@ export default fp(
       duration.observe(labels, reply.elapsedTime / 1000);
     });
 
-    app.decorate<Metrics>('metrics', { registry, rateLimited, authFailures });
+    app.decorate<Metrics>('metrics', { registry, rateLimited, authFailures, responseCache });
   },
   { name: 'metrics', dependencies: ['database'] },
 );

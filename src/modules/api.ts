@@ -2,6 +2,7 @@
 // and every request with one counts against that key's quota.
 import type { FastifyPluginAsync } from 'fastify';
 import { conditionalGet } from '../http/etag.js';
+import { cacheAnswers } from '../http/response-cache.js';
 import { requireApiKey } from '../plugins/authentication.js';
 import { limitInFlightPerKey } from '../rate-limit/concurrency.js';
 import { employeeRoutes } from './employees/routes.js';
@@ -11,6 +12,8 @@ import { pingRoutes } from './ping/routes.js';
 export const apiRoutes: FastifyPluginAsync = async (api) => {
   api.addHook('onRequest', requireApiKey);
   api.addHook('onRequest', limitInFlightPerKey());
+  // Answers kept while the data they show is unchanged; its onSend hook comes first.
+  cacheAnswers(api);
   // ETag on every 200; If-None-Match → 304 without a body, which the quota does not count.
   api.addHook('onSend', conditionalGet);
   await api.register(pingRoutes);

@@ -17,6 +17,8 @@ export interface TestServer {
   url: string;
   app: FastifyInstance;
   database: DatabaseHandle;
+  /** The database as DATABASE_URL names it, for `compplan` commands beside the server. */
+  databaseUrl: string;
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
   /** Loads a data set through the import path, as `compplan import` does. */
@@ -84,6 +86,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     url,
     app,
     database,
+    databaseUrl:
+      databaseConfig.dialect === 'sqlite' ? `sqlite:${databaseConfig.path}` : databaseConfig.url,
     logs,
     load,
     async createKey(org, name) {

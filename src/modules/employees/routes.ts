@@ -19,6 +19,7 @@ const PAGE_START = Buffer.from('{"data":[');
 export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
   app.route({
     method: READ_METHODS,
+    config: { cacheAnswers: true },
     url: `${MERIT_CYCLES_PATH}/:meritCycleId/employees`,
     schema: {
       operationId: 'listMeritCycleEmployees',

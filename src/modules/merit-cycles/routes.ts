@@ -26,6 +26,7 @@ export const MERIT_CYCLES_PATH = '/v1/compensationPlanning/meritCycles';
 export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
   app.route({
     method: READ_METHODS,
+    config: { cacheAnswers: true },
     url: MERIT_CYCLES_PATH,
     schema: {
       operationId: 'listMeritCycles',
@@ -68,6 +69,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.route({
     method: READ_METHODS,
+    config: { cacheAnswers: true },
     url: `${MERIT_CYCLES_PATH}/:id`,
     schema: {
       operationId: 'getMeritCycle',
@@ -92,6 +94,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.route({
     method: READ_METHODS,
+    config: { cacheAnswers: true },
     url: `${MERIT_CYCLES_PATH}/:id/exchangeRates`,
     schema: {
       operationId: 'getMeritCycleExchangeRates',

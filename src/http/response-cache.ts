@@ -1,0 +1,103 @@
+// The API's answers kept in memory and sent again while they are still what the database
+// would answer (docs/api-behaviour.md, "Caching"). A 200 answer of a route that declares
+// `config: { cacheAnswers: true }` depends only on the key's organisation, the URL and the
+// imported data; the data changes only by an import, and src/db/data-revision.ts says
+// whether one has committed since the answer was built. So a cached answer is never
+// stale, nothing has to expire it, and every instance keeps its own.
+//
+// Authentication, the quota and query validation run first, as for any request: only
+// the building of the answer (the database read and the serialization) is skipped, and
+// the answer's ETag is computed once per kept body (src/http/etag.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import { organizationOf } from '../plugins/authentication.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** 200 answers depend only on the organisation, the URL and the imported data. */
+    cacheAnswers?: boolean;
+  }
+  interface FastifyRequest {
+    /** The data revision a cacheable answer is being built at; undefined: not kept. */
+    answerRevision: number | undefined;
+  }
+}
+
+interface CachedAnswer {
+  body: Buffer;
+  contentType: string;
+  /** The data revision read before the answer was built. */
+  revision: number;
+}
+
+// What the cache may hold: about 350 pages of 100 employees, enough for the pages that
+// dashboards and reports read again and again, small beside the server's memory target
+// (docs/benchmarks.md). A single answer larger than 1 MiB is not kept.
+const CACHE_BYTES = 16 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 1024 * 1024;
+// A bound should an import's notice never arrive (PgBouncer in transaction mode between
+// compplan and PostgreSQL accepts LISTEN but delivers nothing): no answer is kept longer.
+// Rebuilding a busy page every 10 s costs nothing measurable.
+const MAX_ANSWER_AGE_MS = 10_000;
+// Per entry beyond its body: the key, the record and the cache's own bookkeeping.
+const ENTRY_OVERHEAD_BYTES = 200;
+
+/** Adds the cache to a scope: its routes opt in with `config: { cacheAnswers: true }`. */
+export function cacheAnswers(scope: FastifyInstance): void {
+  const { revision } = scope.database;
+  const { responseCache: counted } = scope.metrics;
+  const answers = new LRUCache<string, CachedAnswer>({
+    maxSize: CACHE_BYTES,
+    maxEntrySize: MAX_ANSWER_BYTES,
+    sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
+    ttl: MAX_ANSWER_AGE_MS,
+  });
+  // The organisation first: one organisation's answers are never another's, whatever the URL.
+  const keyOf = (request: FastifyRequest) => `${organizationOf(request)} ${request.url}`;
+
+  scope.decorateRequest('answerRevision', undefined);
+
+  // After authentication, the quota and validation; before the handler.
+  scope.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'GET' || reply.routeOptions.config.cacheAnswers !== true) return;
+    const current = revision.current();
+    if (current === undefined) {
+      counted.inc({ result: 'off' });
+      return;
+    }
+    const answer = answers.get(keyOf(request));
+    if (answer?.revision === current) {
+      counted.inc({ result: 'hit' });
+      return reply.type(answer.contentType).send(answer.body as never);
+    }
+    counted.inc({ result: 'miss' });
+    request.answerRevision = current;
+  });
+
+  // Keeps what the handler built. Runs before conditionalGet, which may turn a 200 into a
+  // 304 without a body: the body is still the one to keep.
+  scope.addHook('onSend', async (request, reply, payload) => {
+    const built = request.answerRevision;
+    if (built === undefined || reply.statusCode !== 200) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    const contentType = reply.getHeader('content-type');
+    if (typeof contentType === 'string') {
+      answers.set(keyOf(request), { body, contentType, revision: built });
+    }
+    // The same Buffer goes out now, so its ETag is computed once for this and every hit.
+    return body;
+  });
+
+  scope.addHook('onReady', async () => {
+    await revision.watch((error) =>
+      scope.log.warn(
+        { err: error },
+        'answers are not cached until the database can tell this server of imports again',
+      ),
+    );
+  });
+  scope.addHook('onClose', async () => {
+    await revision.close();
+  });
+}
