@@ -5,9 +5,11 @@
 // whether one has committed since the answer was built. So a cached answer is never
 // stale, nothing has to expire it, and every instance keeps its own.
 //
-// Authentication, the quota and query validation run first, as for any request: only
-// the building of the answer (the database read and the serialization) is skipped, and
-// the answer's ETag is computed once per kept body (src/http/etag.ts).
+// Authentication and the quota run first, as for any request. A kept answer is looked up
+// right after them, before the query is validated: only a valid URL ever got a 200 to
+// keep, and the same URL validates the same way whatever the data. What a hit skips is
+// validation, the database read and the serialization; the answer's ETag is computed
+// once per kept body (src/http/etag.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { organizationOf } from '../plugins/authentication.js';
@@ -45,7 +47,10 @@ const ENTRY_OVERHEAD_BYTES = 200;
 /** Adds the cache to a scope: its routes opt in with `config: { cacheAnswers: true }`. */
 export function cacheAnswers(scope: FastifyInstance): void {
   const { revision } = scope.database;
-  const { responseCache: counted } = scope.metrics;
+  const counted = scope.metrics.responseCache;
+  const hits = counted.labels({ result: 'hit' });
+  const misses = counted.labels({ result: 'miss' });
+  const unusable = counted.labels({ result: 'off' });
   const answers = new LRUCache<string, CachedAnswer>({
     maxSize: CACHE_BYTES,
     maxEntrySize: MAX_ANSWER_BYTES,
@@ -57,20 +62,20 @@ export function cacheAnswers(scope: FastifyInstance): void {
 
   scope.decorateRequest('answerRevision', undefined);
 
-  // After authentication, the quota and validation; before the handler.
-  scope.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+  // After the scope's authentication and quota hooks, which are added before this one.
+  scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'GET' || reply.routeOptions.config.cacheAnswers !== true) return;
     const current = revision.current();
     if (current === undefined) {
-      counted.inc({ result: 'off' });
+      unusable.inc();
       return;
     }
     const answer = answers.get(keyOf(request));
     if (answer?.revision === current) {
-      counted.inc({ result: 'hit' });
+      hits.inc();
       return reply.type(answer.contentType).send(answer.body as never);
     }
-    counted.inc({ result: 'miss' });
+    misses.inc();
     request.answerRevision = current;
   });
 

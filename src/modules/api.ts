@@ -12,7 +12,8 @@ import { pingRoutes } from './ping/routes.js';
 export const apiRoutes: FastifyPluginAsync = async (api) => {
   api.addHook('onRequest', requireApiKey);
   api.addHook('onRequest', limitInFlightPerKey());
-  // Answers kept while the data they show is unchanged; its onSend hook comes first.
+  // Answers kept while the data they show is unchanged: looked up once the key and the
+  // quota have passed (the hooks above); kept by an onSend hook that comes before ETag's.
   cacheAnswers(api);
   // ETag on every 200; If-None-Match → 304 without a body, which the quota does not count.
   api.addHook('onSend', conditionalGet);

@@ -98,6 +98,21 @@ describe('response cache', () => {
     },
   );
 
+  it('a kept answer is compressed for a client that asks, and decompresses to the same JSON', async () => {
+    const path = `${LIST}/${CYCLE.annual2025}/employees?limit=3`;
+    const plain = await (await get(path)).text();
+    let compressed: Response | undefined;
+    expect(
+      await countedAs(server, async () => {
+        compressed = await fetch(`${server.url}${path}`, {
+          headers: { 'x-api-key': key, 'accept-encoding': 'gzip' },
+        });
+      }),
+    ).toBe('hit');
+    expect(compressed?.headers.get('content-encoding')).toBe('gzip');
+    expect(await compressed?.text()).toBe(plain); // fetch undoes the gzip
+  });
+
   it('a kept answer still counts against the quota and carries its own ratelimit header', async () => {
     const path = `${LIST}/${CYCLE.annual2025}`;
     await get(path);
