@@ -186,20 +186,18 @@ describe('response cache', () => {
   it('an import through another connection (no word from this process) is seen as well', async () => {
     await server.load(renamed('Before'));
     expect(await cycleName()).toBe('Before');
-    const other = openDatabase(server.app.database.dialect === 'sqlite' ? sqlitePath() : pgUrl());
+    const other = openDatabase(server.databaseConfig);
     try {
       await importDataSet(other, renamed('After, through another connection'));
     } finally {
       await other.db.destroy();
     }
-    // SQLite's check answers for a millisecond; PostgreSQL's notice arrives within as long.
+    // SQLite's check answers for a millisecond; PostgreSQL's notice arrives moments after
+    // the commit.
     await expect
       .poll(cycleName, { interval: 5, timeout: 2_000 })
       .toBe('After, through another connection');
   });
-
-  const sqlitePath = () => ({ dialect: 'sqlite' as const, path: server.databaseUrl.slice(7) });
-  const pgUrl = () => ({ dialect: 'postgres' as const, url: server.databaseUrl });
 
   // PostgreSQL only (the SQLite project does not define it): SQLite has no such connection.
   if (testDialect() === 'postgres')
@@ -208,7 +206,7 @@ describe('response cache', () => {
       expect(await cycleName()).toBe('Before');
       expect(await countedAs(server, cycleName)).toBe('hit');
 
-      const admin = openDatabase(pgUrl());
+      const admin = openDatabase(server.databaseConfig);
       try {
         // Ends the server's listening connection, as a PostgreSQL restart or a cut would.
         await sql`select pg_terminate_backend(pid) from pg_stat_activity

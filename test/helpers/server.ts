@@ -17,7 +17,9 @@ export interface TestServer {
   url: string;
   app: FastifyInstance;
   database: DatabaseHandle;
-  /** The database as DATABASE_URL names it, for `compplan` commands beside the server. */
+  /** The server's database, to open another connection to it. */
+  databaseConfig: DatabaseConfig;
+  /** The same database as DATABASE_URL names it, for `compplan` commands beside the server. */
   databaseUrl: string;
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
@@ -86,6 +88,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     url,
     app,
     database,
+    databaseConfig,
     databaseUrl:
       databaseConfig.dialect === 'sqlite' ? `sqlite:${databaseConfig.path}` : databaseConfig.url,
     logs,
