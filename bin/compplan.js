@@ -1,3 +1,4 @@
 #!/usr/bin/env node
-// The compiled CLI (npm ci builds dist/ through the prepare script).
-import '../dist/cli/main.js';
+// The compiled command line, bundled (npm ci builds it through the prepare script;
+// scripts/bundle-cli.js says why it is one bundle).
+import '../dist/cli-bundle/main.js';
