@@ -40,6 +40,7 @@ export default defineConfig({
                   'test/api/**/*.test.ts',
                   'test/import/**/*.test.ts',
                   'test/webapp/**/*.test.ts',
+                  'test/db/**/*.test.ts',
                 ],
                 provide: { dialect: 'postgres' as const },
               },

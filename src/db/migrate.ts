@@ -4,12 +4,14 @@ import type { DatabaseHandle, Dialect } from './connect.js';
 import { initialSchema } from './migrations/0001-initial.js';
 import { usersSchema } from './migrations/0002-users.js';
 import { coveringPageIndex } from './migrations/0003-covering-page-index.js';
+import { columnsOnlyInBody } from './migrations/0004-columns-only-in-body.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-initial': initialSchema(dialect),
     '0002-users': usersSchema(dialect),
     '0003-covering-page-index': coveringPageIndex(dialect),
+    '0004-columns-only-in-body': columnsOnlyInBody(dialect),
   };
 }
 
@@ -24,10 +26,14 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
+/** The migrator of compplan's migrations (Kysely's, which records them in the database). */
+export function migratorOf({ db, dialect }: DatabaseHandle): Migrator {
+  return new Migrator({ db, provider: new CompiledMigrations(dialect) });
+}
+
 /** Applies every pending migration; returns the names of those applied now. */
-export async function migrateToLatest({ db, dialect }: DatabaseHandle): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new CompiledMigrations(dialect) });
-  const { error, results } = await migrator.migrateToLatest();
+export async function migrateToLatest(database: DatabaseHandle): Promise<string[]> {
+  const { error, results } = await migratorOf(database).migrateToLatest();
   if (error) {
     const failed = results?.find((r: MigrationResult) => r.status === 'Error');
     // No failed migration: it failed before any ran (the database could not be reached,

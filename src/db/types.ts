@@ -53,11 +53,10 @@ export interface MeritCycleEmployeesTable {
   currency_code: string;
   currency_name: string;
   eligibility_status: string;
-  /** JSON object text of the employee's columns, exactly as loaded. */
-  columns: string;
   /**
    * The employee as the API serves it, as JSON text, written whenever the row is. A page
    * of employees is then a concatenation of stored strings rather than 100 serializations.
+   * Its columns are stored only here (migration 0004).
    */
   body: string;
 }

@@ -78,7 +78,6 @@ const STAGED = [
   'currency_code',
   'currency_name',
   'eligibility_status',
-  'columns',
   'body',
 ] as const;
 const INTEGER_COLUMNS = 4;
@@ -86,7 +85,7 @@ const STAGING_COLUMNS = STAGED.map(
   (name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`,
 ).join(', ');
 
-// Rows per staging insert. SQLite: one prepared multi-row INSERT (16 values a row, well
+// Rows per staging insert. SQLite: one prepared multi-row INSERT (15 values a row, well
 // under its 32,766 bound parameters), reused for every full batch. PostgreSQL: one INSERT
 // … SELECT FROM json_to_recordset() of one parameter (see flush), a few statements per
 // 10,000 employees; 2,000 rows are about 2.5 MB of JSON, two batches at most in memory.
@@ -313,7 +312,7 @@ class Intake {
     this.batch = [];
     if (this.dialect === 'postgres') {
       // One JSON text of row objects, taken apart by json_to_recordset: about half the
-      // time of unnest() over 16 array parameters, whose array literals PostgreSQL parses
+      // time of unnest() over one array parameter a column, whose array literals PostgreSQL parses
       // more slowly than JSON; one parameter, whatever the batch size.
       const text = JSON.stringify(
         rows.map((row) => Object.fromEntries(STAGED.map((name, column) => [name, row[column]]))),
@@ -375,7 +374,6 @@ function stagedRow(
     employee.currencyCode.code,
     employee.currencyCode.value,
     employee.eligibilityStatus,
-    JSON.stringify(employee.columns),
     body,
   ];
 }
@@ -446,7 +444,7 @@ export async function importRecords(
     // Indexes made once the rows are in: cheaper than keeping them up to date row by row.
     await run(trx, `create index ${STAGING}_by_cycle on ${STAGING} (cycle_index, employee_index)`);
     // PostgreSQL plans the checks and the merge from statistics of the columns they
-    // filter and join on; sampling the wide ones (body, columns) too took as long again
+    // filter and join on; sampling the wide one (body) too took as long again
     // as the rest of ANALYZE (a third of a second for 50,000 employees).
     if (dialect === 'postgres') {
       await run(trx, `analyze ${STAGING} (seq, cycle_index, employee_index, id, email_key)`);
@@ -762,9 +760,9 @@ interface CycleMerge {
 }
 
 const INSERT_COLUMNS =
-  'id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, columns, body';
+  'id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body';
 const STAGED_VALUES =
-  's.email, s.email_key, s.first_name, s.last_name, s.preferred_name, s.currency_code, s.currency_name, s.eligibility_status, s.columns';
+  's.email, s.email_key, s.first_name, s.last_name, s.preferred_name, s.currency_code, s.currency_name, s.eligibility_status';
 
 // New rows are inserted in the order of the employees page index (organisation, cycle,
 // last name, first name, id; PostgreSQL compares those as "C", migration 0001), the
