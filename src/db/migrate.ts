@@ -5,6 +5,7 @@ import { initialSchema } from './migrations/0001-initial.js';
 import { usersSchema } from './migrations/0002-users.js';
 import { coveringPageIndex } from './migrations/0003-covering-page-index.js';
 import { columnsOnlyInBody } from './migrations/0004-columns-only-in-body.js';
+import { employeeCycleKey } from './migrations/0005-employee-cycle-key.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -12,6 +13,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0002-users': usersSchema(dialect),
     '0003-covering-page-index': coveringPageIndex(dialect),
     '0004-columns-only-in-body': columnsOnlyInBody(dialect),
+    '0005-employee-cycle-key': employeeCycleKey(dialect),
   };
 }
 

@@ -3,8 +3,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, migratorOf } from '../../src/db/migrate.js';
-import { ACME, acmeDataSet, globexDataSet } from '../fixtures/data-sets.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import { ACME, ADA_ID, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
+import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/databases.js';
 import { startTestServer } from '../helpers/server.js';
 import { apiSnapshot } from '../helpers/snapshot.js';
 
@@ -42,9 +42,10 @@ describe('migration 0004: an employee’s columns stored only in its body', () =
       before = await apiSnapshot(server, await server.createKey(ACME, 'before'));
       expect(await employeeColumns(server)).not.toContain('columns');
 
-      const down = await migratorOf(server.database).migrateDown();
+      const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0005-employee-cycle-key', 'Down', 'Success'],
         ['0004-columns-only-in-body', 'Down', 'Success'],
       ]);
       const { rows } = await sql<{ columns: string; body: string }>`
@@ -54,7 +55,10 @@ describe('migration 0004: an employee’s columns stored only in its body', () =
         expect(JSON.parse(row.columns)).toStrictEqual(JSON.parse(row.body).columns);
       }
 
-      expect(await migrateToLatest(server.database)).toEqual(['0004-columns-only-in-body']);
+      expect(await migrateToLatest(server.database)).toEqual([
+        '0004-columns-only-in-body',
+        '0005-employee-cycle-key',
+      ]);
       expect(await employeeColumns(server)).not.toContain('columns');
     } finally {
       await server.close();
@@ -62,3 +66,68 @@ describe('migration 0004: an employee’s columns stored only in its body', () =
     expect(await servedToAcme()).toStrictEqual(before);
   });
 });
+
+// SQLite keeps the two foreign keys of 0001 (see the migration), so this is PostgreSQL's.
+if (testDialect() === 'postgres') {
+  describe('migration 0005: one foreign key from an employee to its cycle and organisation', () => {
+    let server: Awaited<ReturnType<typeof startTestServer>>;
+    beforeAll(async () => {
+      server = await startTestServer({ dataSets: [acmeDataSet(), globexDataSet()] });
+    });
+    afterAll(() => server.close());
+
+    const foreignKeys = async () => {
+      const { rows } = await sql<{ definition: string }>`
+        select pg_get_constraintdef(oid) as definition from pg_constraint
+         where conrelid = 'merit_cycle_employees'::regclass and contype = 'f'
+         order by 1`.execute(server.database.db);
+      return rows.map((row) => row.definition);
+    };
+
+    it('refuses an employee of another organisation than its cycle’s; a deleted cycle takes its employees along; down restores the two keys', async () => {
+      const { db } = server.database;
+      expect(await foreignKeys()).toEqual([
+        'FOREIGN KEY (merit_cycle_id, organization_id) REFERENCES merit_cycles(id, organization_id) ON DELETE CASCADE',
+      ]);
+      const globex = await db
+        .selectFrom('organizations')
+        .select('id')
+        .where('slug', '=', GLOBEX)
+        .executeTakeFirstOrThrow();
+      const ada = await db
+        .selectFrom('merit_cycle_employees')
+        .selectAll()
+        .where('id', '=', ADA_ID)
+        .executeTakeFirstOrThrow();
+      await expect(
+        db
+          .insertInto('merit_cycle_employees')
+          .values({
+            ...ada,
+            id: 'mce_90000000-0000-4000-8000-000000000001',
+            email_key: 'someone.else@acme.example',
+            organization_id: globex.id,
+          })
+          .execute(),
+      ).rejects.toMatchObject({ code: '23503', constraint: 'merit_cycle_employees_cycle_fkey' });
+
+      await db.deleteFrom('merit_cycles').where('id', '=', CYCLE.annual2025).execute();
+      const left = await db
+        .selectFrom('merit_cycle_employees')
+        .select(({ fn }) => fn.countAll<string>().as('n'))
+        .where('merit_cycle_id', '=', CYCLE.annual2025)
+        .executeTakeFirstOrThrow();
+      expect(Number(left.n)).toBe(0);
+
+      const down = await migratorOf(server.database).migrateDown();
+      expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+        ['0005-employee-cycle-key', 'Success'],
+      ]);
+      expect(await foreignKeys()).toEqual([
+        'FOREIGN KEY (merit_cycle_id) REFERENCES merit_cycles(id) ON DELETE CASCADE',
+        'FOREIGN KEY (organization_id) REFERENCES organizations(id)',
+      ]);
+      expect(await migrateToLatest(server.database)).toEqual(['0005-employee-cycle-key']);
+    });
+  });
+}
