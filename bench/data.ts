@@ -389,7 +389,7 @@ async function bareInsert(files: DataFile[], databaseUrl: string): Promise<numbe
       `insert into merit_cycles (id, organization_id, name, status, start_date, end_date, created_date, currency, exchange_rates) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertEmployee = sqlite.prepare(
-      `insert into merit_cycle_employees (id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, columns, body) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `insert into merit_cycle_employees (id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (const file of files) {
       sqlite.exec('begin immediate');
@@ -417,8 +417,8 @@ async function bareInsert(files: DataFile[], databaseUrl: string): Promise<numbe
   } else {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
-    const columns = 13;
-    const insert = `insert into merit_cycle_employees (id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, columns, body) select * from unnest(${Array.from({ length: columns }, (_, i) => `$${i + 1}::text[]`).join(', ')})`;
+    const columns = 12;
+    const insert = `insert into merit_cycle_employees (id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body) select * from unnest(${Array.from({ length: columns }, (_, i) => `$${i + 1}::text[]`).join(', ')})`;
     for (const file of files) {
       await client.query('begin');
       let organizationId = '';
@@ -502,7 +502,6 @@ function employeeRow(e: any, organizationId: string, meritCycleId: string): unkn
     currency.code,
     currency.value,
     e.eligibilityStatus,
-    JSON.stringify(e.columns),
     JSON.stringify({ ...e, currencyCode: currency }),
   ];
 }
