@@ -1,7 +1,8 @@
 // The compplan server the API benchmark drives (bench/run.ts spawns it as
-// `node bench/server.js`): the built app (dist/, what `compplan serve` runs), configured
-// from the environment like the real server, on 127.0.0.1. Plain JavaScript, so that it
-// runs without tsx: tsx's loader thread would add its own heap to the memory measured.
+// `node bench/server.js`): the built app (dist/: the code `compplan serve` runs from its
+// bundle, dist/cli-bundle/), configured from the environment like the real server, on
+// 127.0.0.1. Plain JavaScript, so that it runs without tsx: tsx's loader thread would add
+// its own heap to the memory measured.
 //
 // BENCH_LIMITER=off and BENCH_CACHE=off are the benchmark's own switches, and exist only
 // here. The first replaces the key quota by one that takes nothing and sets no headers,

@@ -6,6 +6,7 @@ import { usersSchema } from './migrations/0002-users.js';
 import { coveringPageIndex } from './migrations/0003-covering-page-index.js';
 import { columnsOnlyInBody } from './migrations/0004-columns-only-in-body.js';
 import { employeeCycleKey } from './migrations/0005-employee-cycle-key.js';
+import { employeesInPageOrder } from './migrations/0006-employees-in-page-order.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -14,6 +15,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0003-covering-page-index': coveringPageIndex(dialect),
     '0004-columns-only-in-body': columnsOnlyInBody(dialect),
     '0005-employee-cycle-key': employeeCycleKey(dialect),
+    '0006-employees-in-page-order': employeesInPageOrder(dialect),
   };
 }
 

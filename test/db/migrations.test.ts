@@ -6,9 +6,9 @@ import { migrateToLatest, migratorOf } from '../../src/db/migrate.js';
 import { ACME, ADA_ID, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
 import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/databases.js';
 import { startTestServer } from '../helpers/server.js';
-import { apiSnapshot } from '../helpers/snapshot.js';
+import { apiSnapshot, dumpTables } from '../helpers/snapshot.js';
 
-describe('migration 0004: an employee’s columns stored only in its body', () => {
+describe('migrations 0004–0006 down and up again, on a database with data', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -41,10 +41,12 @@ describe('migration 0004: an employee’s columns stored only in its body', () =
     try {
       before = await apiSnapshot(server, await server.createKey(ACME, 'before'));
       expect(await employeeColumns(server)).not.toContain('columns');
+      const employeesBefore = (await dumpTables(server.database.db)).merit_cycle_employees;
 
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0006-employees-in-page-order', 'Down', 'Success'],
         ['0005-employee-cycle-key', 'Down', 'Success'],
         ['0004-columns-only-in-body', 'Down', 'Success'],
       ]);
@@ -58,14 +60,70 @@ describe('migration 0004: an employee’s columns stored only in its body', () =
       expect(await migrateToLatest(server.database)).toEqual([
         '0004-columns-only-in-body',
         '0005-employee-cycle-key',
+        '0006-employees-in-page-order',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
+      expect((await dumpTables(server.database.db)).merit_cycle_employees).toStrictEqual(
+        employeesBefore,
+      );
     } finally {
       await server.close();
     }
     expect(await servedToAcme()).toStrictEqual(before);
   });
 });
+
+// SQLite only: PostgreSQL keeps its heap and its page index (see the migration).
+if (testDialect() === 'sqlite') {
+  describe('migration 0006: SQLite stores the employees in the order of the list', () => {
+    let server: Awaited<ReturnType<typeof startTestServer>>;
+    beforeAll(async () => {
+      server = await startTestServer({ dataSets: [acmeDataSet()] });
+    });
+    afterAll(() => server.close());
+
+    it('a WITHOUT ROWID table keyed (cycle, last name, first name, id); a page is one scan of that key, unsorted; ids and emails stay unique', async () => {
+      const { db } = server.database;
+      const { rows: schema } = await sql<{ type: string; name: string; sql: string | null }>`
+        select type, name, sql from sqlite_master where tbl_name = 'merit_cycle_employees'
+        order by type, name`.execute(db);
+      expect(schema.map(({ type, name }) => `${type} ${name}`)).toEqual([
+        'index merit_cycle_employees_email_unique',
+        'index merit_cycle_employees_id',
+        'table merit_cycle_employees',
+      ]);
+      expect(schema[2]?.sql).toMatch(
+        /primary key \(merit_cycle_id, last_name, first_name, id\)\) without rowid$/,
+      );
+      // The page query of src/modules/employees/repository.ts, past a cursor.
+      const { rows: plan } = await sql<{ detail: string }>`
+        explain query plan
+        select body from merit_cycle_employees
+         where organization_id = 'o' and merit_cycle_id = 'c'
+           and (last_name, first_name, id) > ('a', 'b', 'c')
+         order by last_name, first_name, id limit 101`.execute(db);
+      expect(plan.map((step) => step.detail)).toEqual([
+        'SEARCH merit_cycle_employees USING PRIMARY KEY (merit_cycle_id=? AND (last_name,first_name,id)>(?,?,?))',
+      ]);
+
+      const ada = await db
+        .selectFrom('merit_cycle_employees')
+        .selectAll()
+        .where('id', '=', ADA_ID)
+        .executeTakeFirstOrThrow();
+      const insert = (row: typeof ada) =>
+        db.insertInto('merit_cycle_employees').values(row).execute();
+      await expect(
+        insert({ ...ada, last_name: 'Else', email_key: 'someone.else@acme.example' }),
+      ).rejects.toThrow('UNIQUE constraint failed: merit_cycle_employees.id');
+      await expect(
+        insert({ ...ada, id: 'mce_90000000-0000-4000-8000-000000000001', last_name: 'Else' }),
+      ).rejects.toThrow(
+        'UNIQUE constraint failed: merit_cycle_employees.merit_cycle_id, merit_cycle_employees.email_key',
+      );
+    });
+  });
+}
 
 // SQLite keeps the two foreign keys of 0001 (see the migration), so this is PostgreSQL's.
 if (testDialect() === 'postgres') {
@@ -119,15 +177,19 @@ if (testDialect() === 'postgres') {
         .executeTakeFirstOrThrow();
       expect(Number(left.n)).toBe(0);
 
-      const down = await migratorOf(server.database).migrateDown();
+      const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
       expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+        ['0006-employees-in-page-order', 'Success'],
         ['0005-employee-cycle-key', 'Success'],
       ]);
       expect(await foreignKeys()).toEqual([
         'FOREIGN KEY (merit_cycle_id) REFERENCES merit_cycles(id) ON DELETE CASCADE',
         'FOREIGN KEY (organization_id) REFERENCES organizations(id)',
       ]);
-      expect(await migrateToLatest(server.database)).toEqual(['0005-employee-cycle-key']);
+      expect(await migrateToLatest(server.database)).toEqual([
+        '0005-employee-cycle-key',
+        '0006-employees-in-page-order',
+      ]);
     });
   });
 }

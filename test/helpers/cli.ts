@@ -222,10 +222,17 @@ export function dumpDatabase(path: string): Record<string, unknown[]> {
     const tables = sqlite
       .prepare("select name from sqlite_master where type = 'table' order by name")
       .all() as { name: string }[];
+    // Rows sorted by their text: a table stored in key order (WITHOUT ROWID, migration
+    // 0006) has no rowid to order by.
     return Object.fromEntries(
       tables.map(({ name }) => [
         name,
-        sqlite.prepare(`select * from "${name.replaceAll('"', '""')}" order by rowid`).all(),
+        sqlite
+          .prepare(`select * from "${name.replaceAll('"', '""')}"`)
+          .all()
+          .map((row) => JSON.stringify(row))
+          .sort()
+          .map((row) => JSON.parse(row) as unknown),
       ]),
     );
   } finally {
