@@ -92,9 +92,8 @@ if (testDialect() === 'sqlite') {
         'index merit_cycle_employees_id',
         'table merit_cycle_employees',
       ]);
-      expect(schema[2]?.sql).toMatch(
-        /primary key \(merit_cycle_id, last_name, first_name, id\)\) without rowid$/,
-      );
+      expect(schema[2]?.sql).toMatch(/primary key \(merit_cycle_id, last_name, first_name, id\),/);
+      expect(schema[2]?.sql).toMatch(/\) without rowid$/);
       // The page query of src/modules/employees/repository.ts, past a cursor.
       const { rows: plan } = await sql<{ detail: string }>`
         explain query plan
@@ -125,71 +124,101 @@ if (testDialect() === 'sqlite') {
   });
 }
 
-// SQLite keeps the two foreign keys of 0001 (see the migration), so this is PostgreSQL's.
-if (testDialect() === 'postgres') {
-  describe('migration 0005: one foreign key from an employee to its cycle and organisation', () => {
-    let server: Awaited<ReturnType<typeof startTestServer>>;
-    beforeAll(async () => {
-      server = await startTestServer({ dataSets: [acmeDataSet(), globexDataSet()] });
-    });
-    afterAll(() => server.close());
+// PostgreSQL's 0005; SQLite's table gets the same key when 0006 copies it.
+describe('one foreign key from an employee to its cycle and organisation (0005; 0006 on SQLite)', () => {
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [acmeDataSet(), globexDataSet()] });
+  });
+  afterAll(() => server.close());
 
-    const foreignKeys = async () => {
+  /** The table's foreign keys, each as `(columns) → table(columns)`. */
+  const foreignKeys = async () => {
+    const { db } = server.database;
+    if (testDialect() === 'postgres') {
       const { rows } = await sql<{ definition: string }>`
         select pg_get_constraintdef(oid) as definition from pg_constraint
-         where conrelid = 'merit_cycle_employees'::regclass and contype = 'f'
-         order by 1`.execute(server.database.db);
-      return rows.map((row) => row.definition);
-    };
+         where conrelid = 'merit_cycle_employees'::regclass and contype = 'f'`.execute(db);
+      return rows
+        .map(({ definition }) =>
+          definition
+            .replace(/^FOREIGN KEY /, '')
+            .replace(' REFERENCES ', ' → ')
+            .replace(' ON DELETE CASCADE', ' cascade'),
+        )
+        .sort();
+    }
+    const { rows } = await sql<{
+      id: number;
+      table: string;
+      from: string;
+      to: string;
+      on_delete: string;
+    }>`
+      select * from pragma_foreign_key_list('merit_cycle_employees') order by id, seq`.execute(db);
+    const keys = new Map<number, typeof rows>();
+    for (const row of rows) keys.set(row.id, [...(keys.get(row.id) ?? []), row]);
+    return [...keys.values()]
+      .map((columns) => {
+        const first = columns[0] as (typeof columns)[number];
+        const from = columns.map((c) => c.from).join(', ');
+        const to = columns.map((c) => c.to).join(', ');
+        return `(${from}) → ${first.table}(${to})${first.on_delete === 'CASCADE' ? ' cascade' : ''}`;
+      })
+      .sort();
+  };
 
-    it('refuses an employee of another organisation than its cycle’s; a deleted cycle takes its employees along; down restores the two keys', async () => {
-      const { db } = server.database;
-      expect(await foreignKeys()).toEqual([
-        'FOREIGN KEY (merit_cycle_id, organization_id) REFERENCES merit_cycles(id, organization_id) ON DELETE CASCADE',
-      ]);
-      const globex = await db
-        .selectFrom('organizations')
-        .select('id')
-        .where('slug', '=', GLOBEX)
-        .executeTakeFirstOrThrow();
-      const ada = await db
-        .selectFrom('merit_cycle_employees')
-        .selectAll()
-        .where('id', '=', ADA_ID)
-        .executeTakeFirstOrThrow();
-      await expect(
-        db
-          .insertInto('merit_cycle_employees')
-          .values({
-            ...ada,
-            id: 'mce_90000000-0000-4000-8000-000000000001',
-            email_key: 'someone.else@acme.example',
-            organization_id: globex.id,
-          })
-          .execute(),
-      ).rejects.toMatchObject({ code: '23503', constraint: 'merit_cycle_employees_cycle_fkey' });
+  it('refuses an employee of another organisation than its cycle’s; a deleted cycle takes its employees along; down restores the two keys', async () => {
+    const { db } = server.database;
+    expect(await foreignKeys()).toEqual([
+      '(merit_cycle_id, organization_id) → merit_cycles(id, organization_id) cascade',
+    ]);
+    const globex = await db
+      .selectFrom('organizations')
+      .select('id')
+      .where('slug', '=', GLOBEX)
+      .executeTakeFirstOrThrow();
+    const ada = await db
+      .selectFrom('merit_cycle_employees')
+      .selectAll()
+      .where('id', '=', ADA_ID)
+      .executeTakeFirstOrThrow();
+    const elsewhere = db
+      .insertInto('merit_cycle_employees')
+      .values({
+        ...ada,
+        id: 'mce_90000000-0000-4000-8000-000000000001',
+        email_key: 'someone.else@acme.example',
+        organization_id: globex.id,
+      })
+      .execute();
+    await expect(elsewhere).rejects.toMatchObject(
+      testDialect() === 'postgres'
+        ? { code: '23503', constraint: 'merit_cycle_employees_cycle_fkey' }
+        : { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' },
+    );
 
-      await db.deleteFrom('merit_cycles').where('id', '=', CYCLE.annual2025).execute();
-      const left = await db
-        .selectFrom('merit_cycle_employees')
-        .select(({ fn }) => fn.countAll<string>().as('n'))
-        .where('merit_cycle_id', '=', CYCLE.annual2025)
-        .executeTakeFirstOrThrow();
-      expect(Number(left.n)).toBe(0);
+    await db.deleteFrom('merit_cycles').where('id', '=', CYCLE.annual2025).execute();
+    const left = await db
+      .selectFrom('merit_cycle_employees')
+      .select(({ fn }) => fn.countAll<string>().as('n'))
+      .where('merit_cycle_id', '=', CYCLE.annual2025)
+      .executeTakeFirstOrThrow();
+    expect(Number(left.n)).toBe(0);
 
-      const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
-      expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
-        ['0006-employees-in-page-order', 'Success'],
-        ['0005-employee-cycle-key', 'Success'],
-      ]);
-      expect(await foreignKeys()).toEqual([
-        'FOREIGN KEY (merit_cycle_id) REFERENCES merit_cycles(id) ON DELETE CASCADE',
-        'FOREIGN KEY (organization_id) REFERENCES organizations(id)',
-      ]);
-      expect(await migrateToLatest(server.database)).toEqual([
-        '0005-employee-cycle-key',
-        '0006-employees-in-page-order',
-      ]);
-    });
+    const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
+    expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0006-employees-in-page-order', 'Success'],
+      ['0005-employee-cycle-key', 'Success'],
+    ]);
+    expect(await foreignKeys()).toEqual([
+      '(merit_cycle_id) → merit_cycles(id) cascade',
+      '(organization_id) → organizations(id)',
+    ]);
+    expect(await migrateToLatest(server.database)).toEqual([
+      '0005-employee-cycle-key',
+      '0006-employees-in-page-order',
+    ]);
+    expect(await foreignKeys()).toHaveLength(1);
   });
-}
+});

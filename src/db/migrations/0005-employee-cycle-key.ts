@@ -6,9 +6,9 @@
 // of inserting an employee (docs/benchmarks.md). The organisation is still known to
 // exist: merit_cycles refers to it.
 //
-// SQLite keeps its two foreign keys: there a check is a lookup in the parent's index (a
-// few per cent of an insert, the same for one key or two), and changing a table's
-// constraints means copying the table.
+// SQLite gets the same key from 0006, which copies its table anyway (changing a SQLite
+// table's constraints means copying it); there a check is a lookup in the parent's index,
+// a few per cent of an insert, the same for one key or two.
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../connect.js';
 

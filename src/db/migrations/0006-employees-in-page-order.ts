@@ -12,6 +12,10 @@
 //
 // Changing a SQLite table's primary key means copying the table: up and down copy every
 // row, once (docs/operations.md). PostgreSQL keeps its heap and indexes as they are.
+//
+// The copy also takes PostgreSQL's foreign key of 0005: one key, (merit_cycle_id,
+// organization_id) → merit_cycles (id, organization_id), instead of one to each, so that
+// on both databases an employee belongs to its cycle's organisation.
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../connect.js';
 
@@ -19,12 +23,12 @@ const COLUMNS = sql.raw(
   'id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body',
 );
 
-/** The table as 0001 made it, without `columns` (0004), keyed as `key` says. */
-function createTable(name: string, key: string) {
+/** The table as 0001 made it, without `columns` (0004), with the keys `constraints` gives. */
+function createTable(name: string, constraints: string) {
   return sql`create table ${sql.table(name)} (
     id text not null,
-    organization_id text not null references organizations (id),
-    merit_cycle_id text not null references merit_cycles (id) on delete cascade,
+    organization_id text not null,
+    merit_cycle_id text not null,
     email text not null,
     email_key text not null,
     first_name text not null,
@@ -34,7 +38,7 @@ function createTable(name: string, key: string) {
     currency_name text not null,
     eligibility_status text not null check (eligibility_status in ('eligible', 'ineligible')),
     body text not null,
-    ${sql.raw(key)}`;
+    ${sql.raw(constraints)}`;
 }
 
 /** Copies the rows into `name`, in the order of its key, and puts it in the table's place. */
@@ -50,9 +54,14 @@ export function employeesInPageOrder(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       if (dialect !== 'sqlite') return;
+      // The parent key of the foreign key: SQLite wants it unique by an index of its own.
+      await sql`create unique index merit_cycles_id_organization_unique
+        on merit_cycles (id, organization_id)`.execute(db);
       await createTable(
         'merit_cycle_employees_0006',
-        'primary key (merit_cycle_id, last_name, first_name, id)) without rowid',
+        `primary key (merit_cycle_id, last_name, first_name, id),
+         constraint merit_cycle_employees_cycle_fkey foreign key (merit_cycle_id, organization_id)
+           references merit_cycles (id, organization_id) on delete cascade) without rowid`,
       ).execute(db);
       await replaceTable(db, 'merit_cycle_employees_0006');
       await sql`create unique index merit_cycle_employees_id on merit_cycle_employees (id)`.execute(
@@ -67,11 +76,15 @@ export function employeesInPageOrder(dialect: Dialect) {
       if (dialect !== 'sqlite') return;
       await createTable(
         'merit_cycle_employees_0005',
-        'primary key (id), constraint merit_cycle_employees_email_unique unique (merit_cycle_id, email_key))',
+        `primary key (id),
+         foreign key (organization_id) references organizations (id),
+         foreign key (merit_cycle_id) references merit_cycles (id) on delete cascade,
+         constraint merit_cycle_employees_email_unique unique (merit_cycle_id, email_key))`,
       ).execute(db);
       await replaceTable(db, 'merit_cycle_employees_0005');
       await sql`create index merit_cycle_employees_page_covering on merit_cycle_employees
         (organization_id, merit_cycle_id, last_name, first_name, id, body)`.execute(db);
+      await sql`drop index merit_cycles_id_organization_unique`.execute(db);
       await sql`analyze merit_cycle_employees`.execute(db);
     },
   };
