@@ -23,7 +23,10 @@ const COLUMNS = sql.raw(
   'id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body',
 );
 
-/** The table as 0001 made it, without `columns` (0004), with the keys `constraints` gives. */
+/**
+ * The table as 0001 made it, without `columns` (0004). `constraints` ends the statement:
+ * the table's keys, its closing parenthesis and any table options.
+ */
 function createTable(name: string, constraints: string) {
   return sql`create table ${sql.table(name)} (
     id text not null,
