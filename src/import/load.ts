@@ -312,8 +312,8 @@ class Intake {
     this.batch = [];
     if (this.dialect === 'postgres') {
       // One JSON text of row objects, taken apart by json_to_recordset: about half the
-      // time of unnest() over one array parameter a column, whose array literals PostgreSQL parses
-      // more slowly than JSON; one parameter, whatever the batch size.
+      // time of unnest() over one array parameter a column, whose array literals
+      // PostgreSQL parses more slowly than JSON; one parameter, whatever the batch size.
       const text = JSON.stringify(
         rows.map((row) => Object.fromEntries(STAGED.map((name, column) => [name, row[column]]))),
       );

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import { inStableOrder } from './snapshot.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
@@ -222,17 +223,11 @@ export function dumpDatabase(path: string): Record<string, unknown[]> {
     const tables = sqlite
       .prepare("select name from sqlite_master where type = 'table' order by name")
       .all() as { name: string }[];
-    // Rows sorted by their text: a table stored in key order (WITHOUT ROWID, migration
-    // 0006) has no rowid to order by.
+    // Not by rowid: a table stored in key order (WITHOUT ROWID, migration 0006) has none.
     return Object.fromEntries(
       tables.map(({ name }) => [
         name,
-        sqlite
-          .prepare(`select * from "${name.replaceAll('"', '""')}"`)
-          .all()
-          .map((row) => JSON.stringify(row))
-          .sort()
-          .map((row) => JSON.parse(row) as unknown),
+        inStableOrder(sqlite.prepare(`select * from "${name.replaceAll('"', '""')}"`).all()),
       ]),
     );
   } finally {

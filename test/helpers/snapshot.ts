@@ -57,12 +57,17 @@ export async function dumpTables(db: Db): Promise<Record<string, unknown[]>> {
     const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(
       db,
     );
-    dump[table] = rows
-      .map((row) => JSON.stringify(row))
-      .sort()
-      .map((row) => JSON.parse(row) as unknown);
+    dump[table] = inStableOrder(rows);
   }
   return dump;
+}
+
+/** Rows sorted by their JSON text: an order that does not depend on how a table is stored. */
+export function inStableOrder(rows: readonly unknown[]): unknown[] {
+  return rows
+    .map((row) => JSON.stringify(row))
+    .sort()
+    .map((row) => JSON.parse(row) as unknown);
 }
 
 /** Row counts of every table. */
