@@ -7,6 +7,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { clientErrorHandler } from './http/client-errors.js';
+import { compressionOptions } from './http/compression.js';
 import { drainOnClose } from './http/drain.js';
 import { compiledSerializer } from './http/serializer.js';
 import { createLogger } from './logger.js';
@@ -128,9 +129,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorHandler);
   await app.register(database, { database: options.database });
   await app.register(cursors);
-  // Answers are compressed for clients that ask; request bodies are never decompressed:
-  // the API takes none, and the web application's forms are small and plain.
-  await app.register(compress, { global: true, globalDecompression: false });
+  // Answers are compressed for clients that ask; request bodies are never decompressed.
+  await app.register(compress, compressionOptions);
   await app.register(rateLimit, { config });
   await app.register(metrics);
   await app.register(authentication);

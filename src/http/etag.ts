@@ -20,7 +20,8 @@ export function etagOf(body: string | Buffer): string {
 // changed afterwards, and the map lets a body go when nothing else holds it.
 const tagsOfBodies = new WeakMap<Buffer, string>();
 
-function etagOfSent(body: string | Buffer): string {
+/** The ETag of a body we send, computed once per Buffer. */
+export function etagOfBody(body: string | Buffer): string {
   if (typeof body === 'string') return etagOf(body);
   let tag = tagsOfBodies.get(body);
   if (tag === undefined) {
@@ -54,7 +55,9 @@ export async function conditionalGet(
   if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
     return payload;
   }
-  const etag = etagOfSent(payload);
+  // An answer the response cache sends compressed carries its plain body's tag already.
+  const given = reply.getHeader('etag');
+  const etag = typeof given === 'string' ? given : etagOfBody(payload);
   reply.header('etag', etag);
   const ifNoneMatch = request.headers['if-none-match'];
   if (typeof ifNoneMatch !== 'string' || !matchesIfNoneMatch(ifNoneMatch, etag)) return payload;
@@ -62,6 +65,9 @@ export async function conditionalGet(
   reply.code(304);
   reply.removeHeader('content-type');
   reply.removeHeader('content-length');
+  // As when the route's compression hook meets a 304: no body, so nothing is encoded.
+  reply.removeHeader('content-encoding');
+  reply.removeHeader('vary');
   await this.rateLimits.refundKeyQuota(request, reply);
   return null;
 }

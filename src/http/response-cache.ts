@@ -9,10 +9,13 @@
 // right after them, before the query is validated: only a valid URL ever got a 200 to
 // keep, and the same URL validates the same way whatever the data. What a hit skips is
 // validation, the database read and the serialization; the answer's ETag is computed
-// once per kept body (src/http/etag.ts).
+// once per kept body (src/http/etag.ts), and each compressed form of it once, when a
+// client first asks for that encoding (src/http/compression.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { organizationOf } from '../plugins/authentication.js';
+import { type Encoding, encode, encodingFor } from './compression.js';
+import { etagOfBody } from './etag.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,6 +33,8 @@ interface CachedAnswer {
   contentType: string;
   /** The data revision read before the answer was built. */
   revision: number;
+  /** The body in each encoding a client has asked for so far. */
+  encoded: Partial<Record<Encoding, Buffer>>;
 }
 
 // What the cache may hold: about 350 pages of 100 employees, enough for the pages that
@@ -54,7 +59,11 @@ export function cacheAnswers(scope: FastifyInstance): void {
   const answers = new LRUCache<string, CachedAnswer>({
     maxSize: CACHE_BYTES,
     maxEntrySize: MAX_ANSWER_BYTES,
-    sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
+    sizeCalculation: (answer, key) =>
+      answer.body.length +
+      Object.values(answer.encoded).reduce((bytes, encoded) => bytes + encoded.length, 0) +
+      key.length * 2 +
+      ENTRY_OVERHEAD_BYTES,
     ttl: MAX_ANSWER_AGE_MS,
   });
   // The organisation first: one organisation's answers are never another's, whatever the URL.
@@ -70,10 +79,28 @@ export function cacheAnswers(scope: FastifyInstance): void {
       unusable.inc();
       return;
     }
-    const answer = answers.get(keyOf(request));
+    const key = keyOf(request);
+    const answer = answers.get(key);
     if (answer?.revision === current) {
       hits.inc();
-      return reply.type(answer.contentType).send(answer.body as never);
+      reply.type(answer.contentType);
+      const encoding = encodingFor(request, answer.body.length);
+      if (encoding === undefined) return reply.send(answer.body as never);
+      let encoded = answer.encoded[encoding];
+      if (encoded === undefined) {
+        encoded = encode(answer.body, encoding);
+        // A new record, so that the cache counts the new bytes (it sizes a value only when
+        // it is set, and not again for the same object); the answer's age stays.
+        const withEncoding = { ...answer, encoded: { ...answer.encoded, [encoding]: encoded } };
+        answers.set(key, withEncoding, { noUpdateTTL: true });
+      }
+      // The headers @fastify/compress sets, and the plain body's ETag (the same for every
+      // encoding): the route's compression hook leaves an encoded body alone.
+      return reply
+        .header('content-encoding', encoding)
+        .header('vary', 'accept-encoding')
+        .header('etag', etagOfBody(answer.body))
+        .send(encoded as never);
     }
     misses.inc();
     request.answerRevision = current;
@@ -88,7 +115,7 @@ export function cacheAnswers(scope: FastifyInstance): void {
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
     const contentType = reply.getHeader('content-type');
     if (typeof contentType === 'string') {
-      answers.set(keyOf(request), { body, contentType, revision: built });
+      answers.set(keyOf(request), { body, contentType, revision: built, encoded: {} });
     }
     // The same Buffer goes out now, so its ETag is computed once for this and every hit.
     return body;

@@ -4,13 +4,16 @@
 // PostgreSQL) while the server was not listening for imports. Each case reads the
 // cache's own counter, so that a hit is known to be a hit and not a rebuilt answer.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { importDataSet } from '../../src/import/load.js';
 import { ACME, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
+import { type RawResponse, rawRequest } from '../helpers/api-expectations.js';
 import { runCli } from '../helpers/cli.js';
 import { testDialect } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -111,6 +114,108 @@ describe('response cache', () => {
     ).toBe('hit');
     expect(compressed?.headers.get('content-encoding')).toBe('gzip');
     expect(await compressed?.text()).toBe(plain); // fetch undoes the gzip
+  });
+
+  describe('a kept answer, for a client that asks for compression', () => {
+    const path = `${LIST}/${CYCLE.annual2025}/employees?limit=4`;
+    const rawGet = (headers: Record<string, string> = {}) =>
+      rawRequest(server.url, path, { headers: { 'x-api-key': key, ...headers } });
+    const stable = (headers: IncomingHttpHeaders) =>
+      Object.fromEntries(Object.entries(headers).filter(([name]) => !perRequest(name)));
+    const decoded: Record<string, (body: Buffer) => Buffer> = {
+      br: brotliDecompressSync,
+      gzip: gunzipSync,
+      deflate: inflateSync,
+    };
+
+    it.each([
+      ['br', 'br'],
+      ['gzip', 'gzip'],
+      ['deflate', 'deflate'],
+      ['gzip, deflate, br', 'br'],
+      ['br;q=0.1, gzip', 'gzip'],
+      ['*', 'gzip'],
+      ['x-gzip', 'gzip'],
+    ])(
+      'Accept-Encoding: %s → sent kept as %s, in the very bytes and headers of the answer built for it',
+      async (acceptEncoding, encoding) => {
+        await server.load(acmeDataSet()); // a fresh revision: the first read builds
+        let built: RawResponse | undefined;
+        let kept: RawResponse | undefined;
+        expect(
+          await countedAs(server, async () => {
+            built = await rawGet({ 'accept-encoding': acceptEncoding });
+          }),
+        ).toBe('miss');
+        expect(
+          await countedAs(server, async () => {
+            kept = await rawGet({ 'accept-encoding': acceptEncoding });
+          }),
+        ).toBe('hit');
+        if (!built || !kept) throw new Error('no answers');
+        const plain = await rawGet();
+        expect(kept.status).toBe(200);
+        expect(kept.headers['content-encoding']).toBe(encoding);
+        expect(kept.headers.vary).toBe('accept-encoding');
+        expect(kept.body.equals(built.body)).toBe(true);
+        expect(stable(kept.headers)).toEqual(stable(built.headers));
+        expect(kept.headers['content-length']).toBe(String(kept.body.length));
+        expect(decoded[encoding]?.(kept.body).equals(plain.body)).toBe(true);
+      },
+    );
+
+    it('carries the ETag of the plain answer; If-None-Match with it: 304 without a body or Content-Encoding', async () => {
+      const plain = await rawGet();
+      const gzip = await rawGet({ 'accept-encoding': 'gzip' });
+      expect(gzip.headers['content-encoding']).toBe('gzip');
+      expect(gzip.headers.etag).toBe(plain.headers.etag);
+      let notModified: RawResponse | undefined;
+      expect(
+        await countedAs(server, async () => {
+          notModified = await rawGet({
+            'accept-encoding': 'gzip',
+            'if-none-match': plain.headers.etag ?? '',
+          });
+        }),
+      ).toBe('hit');
+      expect(notModified?.status).toBe(304);
+      expect(notModified?.body.length).toBe(0);
+      expect(notModified?.headers['content-encoding']).toBeUndefined();
+      expect(notModified?.headers.etag).toBe(plain.headers.etag);
+    });
+
+    it.each([
+      ['x-no-compression', { 'accept-encoding': 'gzip', 'x-no-compression': '1' }],
+      ['identity', { 'accept-encoding': 'identity' }],
+      ['an unknown encoding', { 'accept-encoding': 'compress' }],
+    ])('%s: sent kept, as it is', async (_, headers) => {
+      const plain = await rawGet();
+      let kept: RawResponse | undefined;
+      expect(
+        await countedAs(server, async () => {
+          kept = await rawGet(headers);
+        }),
+      ).toBe('hit');
+      expect(kept?.headers['content-encoding']).toBeUndefined();
+      expect(kept?.body.equals(plain.body)).toBe(true);
+    });
+
+    it('an answer under 1 KiB: sent kept as it is, as it was built', async () => {
+      const small = `${LIST}/${CYCLE.annual2025}`;
+      const gzipGet = () =>
+        rawRequest(server.url, small, { headers: { 'x-api-key': key, 'accept-encoding': 'gzip' } });
+      const built = await gzipGet();
+      let kept: RawResponse | undefined;
+      expect(
+        await countedAs(server, async () => {
+          kept = await gzipGet();
+        }),
+      ).toBe('hit');
+      expect(built.body.length).toBeLessThan(1_024);
+      expect(built.headers['content-encoding']).toBeUndefined();
+      expect(kept?.headers['content-encoding']).toBeUndefined();
+      expect(kept?.body.equals(built.body)).toBe(true);
+    });
   });
 
   it('a kept answer still counts against the quota and carries its own ratelimit header', async () => {
