@@ -7,22 +7,29 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
 /**
- * @typedef {{ url: string, status: number, headers: Record<string, string>, body: string }}
- *   CapturedResponse what bench/run.ts captured of one answer (body in base64)
+ * @typedef {{
+ *   url: string, acceptEncoding: string, status: number, headers: Record<string, string>,
+ *   body: string
+ * }} CapturedResponse what bench/run.ts captured of one answer (body in base64), and the
+ *   Accept-Encoding it asked with ('identity': none)
  */
 
 const [file, port] = process.argv.slice(2);
 /** @type {CapturedResponse[]} */
 const captured = JSON.parse(readFileSync(file ?? '', 'utf8'));
+// The same URL is benchmarked plain and compressed: told apart by Accept-Encoding alone,
+// a lookup in one Map, as compplan's own cache does.
+/** @param {string | undefined} acceptEncoding @param {string | undefined} url */
+const keyOf = (acceptEncoding, url) => `${acceptEncoding ?? 'identity'} ${url ?? ''}`;
 const answers = new Map(
   captured.map((response) => [
-    response.url,
+    keyOf(response.acceptEncoding, response.url),
     { ...response, bytes: Buffer.from(response.body, 'base64') },
   ]),
 );
 
 const server = createServer((request, response) => {
-  const answer = answers.get(request.url ?? '');
+  const answer = answers.get(keyOf(request.headers['accept-encoding'], request.url));
   if (!answer) {
     response.writeHead(404).end();
     return;

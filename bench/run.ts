@@ -36,6 +36,7 @@ import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createApiKey } from '../src/modules/api-keys/service.js';
 import { CursorCodec } from '../src/pagination/cursor.js';
+import { rawRequest } from '../test/helpers/api-expectations.js';
 import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { redisAvailable, startRedis } from '../test/helpers/services/redis.js';
@@ -79,6 +80,8 @@ interface Scenario {
   name: string;
   org: 'first' | 'deep';
   paths: string[];
+  /** Accept-Encoding of every request; absent: none, as autocannon sends by default. */
+  acceptEncoding?: string;
   /**
    * Server modes measured: every scenario with the limiter on (production); the limiter's
    * cost and the pages without the response cache on a few.
@@ -117,6 +120,8 @@ function log(message: string) {
 /** What the ceiling (bench/ceiling.js) answers for one URL: compplan's answer, captured. */
 interface CapturedResponse {
   url: string;
+  /** The Accept-Encoding it was asked with ('identity': none). */
+  acceptEncoding: string;
   status: number;
   headers: Record<string, string>;
   /** base64 */
@@ -275,6 +280,15 @@ function scenarios(deepPaths: string[]): Scenario[] {
       modes: [...all, 'limiter on, no cache'],
     },
     {
+      // What most clients ask for (browsers, curl --compressed, Python's requests, fetch):
+      // the answer is sent brotli-compressed.
+      name: 'compressed employees page 1 (limit 100; Accept-Encoding: gzip, deflate, br)',
+      org: 'first',
+      paths: [`${LIST}/${FIRST_CYCLE}/employees?limit=100`],
+      acceptEncoding: 'gzip, deflate, br',
+      modes: ['limiter on', 'limiter on, no cache'],
+    },
+    {
       name: `deep employees page (pages ${(DEEP_PAGE - DEEP_PAGES + 1).toLocaleString('en')}–${DEEP_PAGE.toLocaleString('en')}, limit 100)`,
       org: 'deep',
       paths: deepPaths,
@@ -304,11 +318,12 @@ function cpuMicros(pid: number | undefined): number {
 
 async function load(
   url: string,
-  paths: string[],
+  scenario: Scenario,
   keys: string[],
   seconds: number,
   serverPid?: number,
 ): Promise<Measure> {
+  const { paths, acceptEncoding } = scenario;
   let i = 0;
   const cpuBefore = cpuMicros(serverPid);
   const result = await autocannon({
@@ -320,7 +335,10 @@ async function load(
         setupRequest: (request) => {
           i++;
           request.path = paths[i % paths.length] ?? '/';
-          request.headers = { 'x-api-key': keys[i % keys.length] ?? '' };
+          request.headers = {
+            'x-api-key': keys[i % keys.length] ?? '',
+            ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }),
+          };
           return request;
         },
       },
@@ -343,23 +361,37 @@ async function load(
   };
 }
 
-async function capture(base: string, paths: string[], keys: string[]): Promise<CapturedResponse[]> {
+async function capture(
+  base: string,
+  scenario: Scenario,
+  keys: string[],
+): Promise<CapturedResponse[]> {
   const out: CapturedResponse[] = [];
-  for (const [index, url] of paths.entries()) {
+  const acceptEncoding = scenario.acceptEncoding ?? 'identity';
+  for (const [index, url] of scenario.paths.entries()) {
     const key = keys[index % keys.length] ?? '';
-    // Identity, as autocannon asks: fetch would otherwise ask for gzip and undo it, and
-    // the ceiling would send the plain bytes under compplan's gzip headers.
-    const response = await fetch(`${base}${url}`, {
-      headers: { 'x-api-key': key, 'accept-encoding': 'identity' },
+    // node:http, not fetch: fetch would undo the encoding, and the ceiling would send the
+    // decoded bytes under compplan's Content-Encoding.
+    const response = await rawRequest(base, url, {
+      headers: { 'x-api-key': key, 'accept-encoding': acceptEncoding },
     });
     const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name))
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (
+        typeof value === 'string' &&
+        !['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)
+      )
         headers[name] = value;
-    });
-    const body = Buffer.from(await response.arrayBuffer());
+    }
+    const body = response.body;
     headers['content-length'] = String(body.length);
-    out.push({ url, status: response.status, headers, body: body.toString('base64') });
+    out.push({
+      url,
+      acceptEncoding,
+      status: response.status,
+      headers,
+      body: body.toString('base64'),
+    });
   }
   return out;
 }
@@ -396,7 +428,7 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
     // The ceiling answers with exactly what compplan answered.
     const captured: CapturedResponse[] = [];
     for (const scenario of list) {
-      captured.push(...(await capture(onServer.url, scenario.paths, keys[scenario.org])));
+      captured.push(...(await capture(onServer.url, scenario, keys[scenario.org])));
     }
     for (const response of captured) {
       if (response.status !== 200) throw new Error(`${response.url} answered ${response.status}`);
@@ -421,9 +453,9 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
       for (const scenario of list) {
         for (const mode of scenario.modes) {
           const server = servers.get(mode);
-          if (server) await load(server.url, scenario.paths, keys[scenario.org], 1);
+          if (server) await load(server.url, scenario, keys[scenario.org], 1);
         }
-        await load(ceilingUrl, scenario.paths, keys[scenario.org], 1);
+        await load(ceilingUrl, scenario, keys[scenario.org], 1);
       }
       for (const scenario of list) {
         for (const mode of scenario.modes) {
@@ -437,16 +469,10 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
             const server = servers.get(row.mode);
             if (!server) continue;
             row.runs.push(
-              await load(
-                server.url,
-                scenario.paths,
-                keys[scenario.org],
-                DURATION,
-                server.child.pid,
-              ),
+              await load(server.url, scenario, keys[scenario.org], DURATION, server.child.pid),
             );
             row.ceiling.push(
-              await load(ceilingUrl, scenario.paths, keys[scenario.org], DURATION, ceiling?.pid),
+              await load(ceilingUrl, scenario, keys[scenario.org], DURATION, ceiling?.pid),
             );
             const last = row.runs.at(-1);
             log(

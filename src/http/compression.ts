@@ -17,6 +17,12 @@ export type Encoding = 'br' | 'gzip' | 'deflate';
 const ENCODINGS: (Encoding | 'identity')[] = ['br', 'gzip', 'deflate', 'identity'];
 // Smaller bodies gain little and still cost a compressor's set-up.
 const THRESHOLD_BYTES = 1_024;
+// Bodies up to this size are compressed at once, on the event loop, rather than streamed
+// through zlib's thread pool: a page of 100 employees (46 KB) took about 0.3 ms of CPU to
+// brotli-compress at once and about 1.8 ms streamed (docs/benchmarks.md), and on a 2-core
+// machine @fastify/compress's own default would stream anything over 8 KiB. A body near
+// this size blocks the loop for about 2 ms; larger ones are streamed.
+const SYNC_THRESHOLD_BYTES = 256 * 1_024;
 // Quality 4, @fastify/compress's default: brotli's own default (11) costs many times the
 // CPU for a few per cent less.
 const BROTLI_OPTIONS = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
@@ -28,6 +34,7 @@ export const compressionOptions = {
   globalDecompression: false,
   encodings: ENCODINGS,
   threshold: THRESHOLD_BYTES,
+  syncThreshold: SYNC_THRESHOLD_BYTES,
   brotliOptions: BROTLI_OPTIONS,
 };
 
