@@ -12,10 +12,10 @@
 // once per kept body (src/http/etag.ts), and each compressed form of it once, when a
 // client first asks for that encoding (src/http/compression.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { organizationOf } from '../plugins/authentication.js';
-import { type Encoding, encode, encodingFor } from './compression.js';
+import { encode, encodingFor } from './compression.js';
 import { etagOfBody } from './etag.js';
+import { KeptAnswers, type KeptAnswersLimits } from './kept-answers.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,26 +28,19 @@ declare module 'fastify' {
   }
 }
 
-interface CachedAnswer {
-  body: Buffer;
-  contentType: string;
-  /** The data revision read before the answer was built. */
-  revision: number;
-  /** The body in each encoding a client has asked for so far. */
-  encoded: Partial<Record<Encoding, Buffer>>;
-}
-
 // What the cache may hold: about 350 pages of 100 employees, enough for the pages that
 // dashboards and reports read again and again, small beside the server's memory target
-// (docs/benchmarks.md). A single answer larger than 1 MiB is not kept.
-const CACHE_BYTES = 16 * 1024 * 1024;
-const MAX_ANSWER_BYTES = 1024 * 1024;
-// A bound should an import's notice never arrive (PgBouncer in transaction mode between
-// compplan and PostgreSQL accepts LISTEN but delivers nothing): no answer is kept longer.
-// Rebuilding a busy page every 10 s costs nothing measurable.
-const MAX_ANSWER_AGE_MS = 10_000;
-// Per entry beyond its body: the key, the record and the cache's own bookkeeping.
-const ENTRY_OVERHEAD_BYTES = 200;
+// (docs/benchmarks.md); a quarter of it at most for any one organisation. A single answer
+// larger than 1 MiB is not kept. No answer is kept longer than 10 s: the bound should
+// an import's notice never arrive (PgBouncer in transaction mode between
+// compplan and PostgreSQL accepts LISTEN but delivers nothing). Rebuilding a busy page
+// every 10 s costs nothing measurable.
+const LIMITS: KeptAnswersLimits = {
+  bytes: 16 * 1024 * 1024,
+  organizationBytes: 4 * 1024 * 1024,
+  answerBytes: 1024 * 1024,
+  maxAgeMs: 10_000,
+};
 
 /** Adds the cache to a scope: its routes opt in with `config: { cacheAnswers: true }`. */
 export function cacheAnswers(scope: FastifyInstance): void {
@@ -56,18 +49,7 @@ export function cacheAnswers(scope: FastifyInstance): void {
   const hits = counted.labels({ result: 'hit' });
   const misses = counted.labels({ result: 'miss' });
   const unusable = counted.labels({ result: 'off' });
-  const answers = new LRUCache<string, CachedAnswer>({
-    maxSize: CACHE_BYTES,
-    maxEntrySize: MAX_ANSWER_BYTES,
-    sizeCalculation: (answer, key) =>
-      answer.body.length +
-      Object.values(answer.encoded).reduce((bytes, encoded) => bytes + encoded.length, 0) +
-      key.length * 2 +
-      ENTRY_OVERHEAD_BYTES,
-    ttl: MAX_ANSWER_AGE_MS,
-  });
-  // The organisation first: one organisation's answers are never another's, whatever the URL.
-  const keyOf = (request: FastifyRequest) => `${organizationOf(request)} ${request.url}`;
+  const answers = new KeptAnswers(LIMITS);
 
   scope.decorateRequest('answerRevision', undefined);
 
@@ -79,8 +61,8 @@ export function cacheAnswers(scope: FastifyInstance): void {
       unusable.inc();
       return;
     }
-    const key = keyOf(request);
-    const answer = answers.get(key);
+    const organizationId = organizationOf(request);
+    const answer = answers.get(organizationId, request.url);
     if (answer?.revision === current) {
       hits.inc();
       reply.type(answer.contentType);
@@ -89,10 +71,7 @@ export function cacheAnswers(scope: FastifyInstance): void {
       let encoded = answer.encoded[encoding];
       if (encoded === undefined) {
         encoded = encode(answer.body, encoding);
-        // A new record, so that the cache counts the new bytes (it sizes a value only when
-        // it is set, and not again for the same object); the answer's age stays.
-        const withEncoding = { ...answer, encoded: { ...answer.encoded, [encoding]: encoded } };
-        answers.set(key, withEncoding, { noUpdateTTL: true });
+        answers.addEncoding(organizationId, request.url, encoding, encoded);
       }
       // The headers @fastify/compress sets, and the plain body's ETag (the same for every
       // encoding): the route's compression hook leaves an encoded body alone.
@@ -115,7 +94,12 @@ export function cacheAnswers(scope: FastifyInstance): void {
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
     const contentType = reply.getHeader('content-type');
     if (typeof contentType === 'string') {
-      answers.set(keyOf(request), { body, contentType, revision: built, encoded: {} });
+      answers.keep(organizationOf(request), request.url, {
+        body,
+        contentType,
+        revision: built,
+        encoded: {},
+      });
     }
     // The same Buffer goes out now, so its ETag is computed once for this and every hit.
     return body;
