@@ -2,8 +2,9 @@
 // body of 1 KiB or more for a client whose Accept-Encoding allows it, with the options
 // below. The response cache (response-cache.ts) sends kept answers itself, and keeps each
 // encoding of one once made: most clients ask for compression (browsers, curl
-// --compressed, Python's requests, Node's fetch), and brotli of a 46 KB page took about
-// 1 ms of CPU, five times what the rest of a kept answer costs (docs/benchmarks.md).
+// --compressed, Python's requests, Node's fetch), and compressing a kept 46 KB page again
+// on every read cost 1.2–1.5 ms of CPU a request, five times what the rest of a kept
+// answer costs (docs/benchmarks.md).
 // Both choose the encoding, and encode, the same way, so that a client gets the same
 // bytes whether its answer was just built or kept.
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';

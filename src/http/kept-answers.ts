@@ -100,7 +100,7 @@ export class KeptAnswers {
     this.count(organizationId, size);
   }
 
-  /** Bytes kept for the organisation (for tests and metrics). */
+  /** Bytes kept for the organisation. */
   bytesOf(organizationId: string): number {
     return this.organizationBytes.get(organizationId) ?? 0;
   }

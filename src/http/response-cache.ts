@@ -12,6 +12,7 @@
 // once per kept body (src/http/etag.ts), and each compressed form of it once, when a
 // client first asks for that encoding (src/http/compression.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Gauge } from 'prom-client';
 import { organizationOf } from '../plugins/authentication.js';
 import { encode, encodingFor } from './compression.js';
 import { etagOfBody } from './etag.js';
@@ -50,6 +51,14 @@ export function cacheAnswers(scope: FastifyInstance): void {
   const misses = counted.labels({ result: 'miss' });
   const unusable = counted.labels({ result: 'off' });
   const answers = new KeptAnswers(LIMITS);
+  new Gauge({
+    name: 'compplan_response_cache_bytes',
+    help: 'Bytes the response cache holds: kept answers, their compressed forms and bookkeeping (at most 16 MiB, 4 MiB per organisation).',
+    registers: [scope.metrics.registry],
+    collect() {
+      this.set(answers.bytes);
+    },
+  });
 
   scope.decorateRequest('answerRevision', undefined);
 

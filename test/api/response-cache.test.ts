@@ -218,6 +218,24 @@ describe('response cache', () => {
     });
   });
 
+  it('compplan_response_cache_bytes counts a kept answer, and then its compressed form too', async () => {
+    const held = async () => {
+      const metric = server.app.metrics.registry.getSingleMetric('compplan_response_cache_bytes');
+      return (await metric?.get())?.values[0]?.value ?? Number.NaN;
+    };
+    await server.load(acmeDataSet()); // a fresh revision: nothing kept is current
+    const path = `${LIST}/${CYCLE.annual2025}/employees?limit=5`;
+    const before = await held();
+    const plain = await rawRequest(server.url, path, { headers: { 'x-api-key': key } });
+    const kept = await held();
+    expect(kept - before).toBeGreaterThanOrEqual(plain.body.length);
+    const gzip = await rawRequest(server.url, path, {
+      headers: { 'x-api-key': key, 'accept-encoding': 'gzip' },
+    });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect((await held()) - kept).toBe(gzip.body.length);
+  });
+
   it('a kept answer still counts against the quota and carries its own ratelimit header', async () => {
     const path = `${LIST}/${CYCLE.annual2025}`;
     await get(path);
