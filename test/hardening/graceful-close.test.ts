@@ -114,7 +114,7 @@ describe('closing the server', () => {
     await closed;
   });
 
-  it('closes a kept-alive connection that is between requests at once', async () => {
+  it('closes a kept-alive connection that is between requests within a second', async () => {
     agent = new Agent({ keepAlive: true });
     const port = await listen((_request, response) => response.end('ok'));
     const response = await get(port, '/');
@@ -122,8 +122,27 @@ describe('closing the server', () => {
     const socketClosed = once(socket, 'close');
     expect(response.headers.connection).toBe('keep-alive');
     await bodyOf(response);
+    const started = performance.now();
     await closeServer();
     await socketClosed;
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('answers, with "connection: close", a request sent on an idle kept-alive connection as the server closes', async () => {
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const port = await listen((request, response) => response.end(`answer to ${request.url}`));
+    const first = await get(port, '/first');
+    expect(first.headers.connection).toBe('keep-alive');
+    const socket = first.socket;
+    await bodyOf(first);
+    // The next request leaves on the same connection right after the server starts to
+    // close: it is on the wire when the server looks for idle connections.
+    const closed = closeServer();
+    const second = await get(port, '/second');
+    expect(second.socket).toBe(socket);
+    expect(second.headers.connection).toBe('close');
+    expect((await bodyOf(second)).toString()).toBe('answer to /second');
+    await closed;
   });
 
   it('leaves a connection that has sent nothing yet open, and serves its first request with "connection: close"', async () => {
