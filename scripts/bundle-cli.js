@@ -37,7 +37,9 @@ const OUT = 'dist/cli-bundle';
 // Chunks are named by their content: the last build's would otherwise stay beside them.
 rmSync(OUT, { recursive: true, force: true });
 await build({
-  entryPoints: { main: 'dist/cli/main.js' },
+  // The import's worker thread is started by file name, next to the module that starts it
+  // (src/import/parallel-intake.ts): here, next to every chunk.
+  entryPoints: { main: 'dist/cli/main.js', 'intake-worker': 'dist/import/intake-worker.js' },
   outdir: OUT,
   bundle: true,
   splitting: true,

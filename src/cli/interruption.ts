@@ -72,39 +72,6 @@ export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Prom
   });
 }
 
-/**
- * `items`, failing with `signal`'s reason as soon as it is aborted, even while waiting.
- * One abort listener for the whole walk, not one per item as `unlessAborted` would add:
- * an import takes a million records through here, and adding and removing a listener
- * per record cost 2–4 µs each, 125 ms of a 50,000-employee file (docs/benchmarks.md).
- */
-export async function* untilAborted<T>(
-  items: AsyncIterable<T>,
-  signal: AbortSignal,
-): AsyncGenerator<T> {
-  const iterator = items[Symbol.asyncIterator]();
-  // The rejection of the item being waited for, if one is.
-  let rejectWaiting: ((reason: unknown) => void) | undefined;
-  const abort = () => rejectWaiting?.(signal.reason);
-  signal.addEventListener('abort', abort, { once: true });
-  try {
-    for (;;) {
-      signal.throwIfAborted();
-      const next = await new Promise<IteratorResult<T>>((resolve, reject) => {
-        rejectWaiting = reject;
-        iterator.next().then(resolve, reject);
-      });
-      rejectWaiting = undefined;
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    signal.removeEventListener('abort', abort);
-    // A next() still waits after an abort: return() would wait behind it.
-    if (!signal.aborted) await iterator.return?.();
-  }
-}
-
 /** Fails every statement but a rollback once `signal` is aborted (see withDatabase). */
 export class StopAfterAbort implements KyselyPlugin {
   readonly #rollbacks = new WeakSet<QueryId>();

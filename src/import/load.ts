@@ -3,10 +3,11 @@
 // same data set twice changes nothing the second time (decisions.md §3).
 //
 // Streamed, in memory that does not grow with the file (docs/import-format.md):
-// 1. Each record is validated as it arrives (the record schemas of schema.ts), and each
-//    valid employee is written, in batches, to a staging table that lives only inside the
-//    import's transaction. The organisation and the merit cycles (a few hundred at most)
-//    are kept in memory; employees never are.
+// 1. Each record is validated as it arrives, and each valid employee is written, in
+//    batches, to a staging table that lives only inside the import's transaction
+//    (intake.ts, staging.ts; for a file, the reading and validating run in a worker
+//    thread while this thread writes: parallel-intake.ts). The organisation and the merit
+//    cycles (a few hundred at most) are kept in memory; employees never are.
 // 2. At the end of the file, the checks across records — an id or email given twice, a
 //    cycle name or id given twice — are queries over the staging table that return the
 //    offending records' positions, so problems keep their JSON paths (and lines).
@@ -19,25 +20,20 @@ import type { DatabaseHandle, Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
 import { fromBoolean, toBoolean, toIso } from '../db/values.js';
 import { newId } from '../ids.js';
-import { toEmployee } from '../modules/employees/repository.js';
-import { cappedImportError, ImportError, jsonPath, problemsOfIssues } from './errors.js';
+import { cappedImportError, ImportError, jsonPath } from './errors.js';
+import { type CycleState, type IntakeOutcome, type Stage, takeRecords } from './intake.js';
+import { takeInWorker } from './parallel-intake.js';
+import { type ImportRecords, ProblemList, recordsOfDataSet, type SortKey } from './records.js';
+import { type ImportMeritCycleRecord, type ImportRoot, repeats } from './schema.js';
 import {
-  type ImportRecord,
-  type ImportRecords,
-  ProblemList,
-  recordsOfDataSet,
-  type SortKey,
-} from './records.js';
-import {
-  Employee,
-  END_BEFORE_START,
-  type ImportEmployee,
-  type ImportMeritCycleRecord,
-  type ImportRoot,
-  MeritCycleRecord,
-  Root,
-  repeats,
-} from './schema.js';
+  createStaging,
+  dropStaging,
+  indexStaging,
+  MATCHES,
+  SQLITE_IMPORT_CACHE_KIB,
+  STAGING,
+  StagingWriter,
+} from './staging.js';
 
 type Tx = Kysely<Database>;
 
@@ -58,48 +54,6 @@ export interface ImportOptions {
   /** Also remove the employees of an imported cycle that the data set no longer lists. */
   prune?: boolean;
 }
-
-const STAGING = 'compplan_import_employees';
-const MATCHES = 'compplan_import_matches';
-
-// The staging table's columns, in the order a batch sends them.
-const STAGED = [
-  'seq',
-  'cycle_index',
-  'employee_index',
-  'line',
-  'id',
-  'new_id',
-  'email',
-  'email_key',
-  'first_name',
-  'last_name',
-  'preferred_name',
-  'currency_code',
-  'currency_name',
-  'eligibility_status',
-  'body',
-] as const;
-const INTEGER_COLUMNS = 4;
-const STAGING_COLUMNS = STAGED.map(
-  (name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`,
-).join(', ');
-
-// Rows per staging insert. SQLite: one prepared multi-row INSERT (15 values a row, well
-// under its 32,766 bound parameters), reused for every full batch. PostgreSQL: one INSERT
-// … SELECT FROM json_to_recordset() of one parameter (see flush), a few statements per
-// 10,000 employees; 2,000 rows are about 2.5 MB of JSON, two batches at most in memory.
-const BATCH_ROWS: Record<Dialect, number> = { sqlite: 500, postgres: 2_000 };
-
-// The merit cycles of a data set are held in memory until the merge (a few hundred bytes
-// each); so that no file can grow that without bound, a data set (one organisation) has at
-// most this many. A real organisation runs a few cycles a year.
-export const MAX_MERIT_CYCLES = 10_000;
-
-// The import's own SQLite page cache (the connection's default is 2 MB): merging a large
-// cycle touches its table and three indexes all over, and re-reading evicted pages was
-// most of the time of a 500,000-employee cycle. Restored afterwards. Counted in KiB.
-const SQLITE_IMPORT_CACHE_KIB = 64 * 1024;
 
 /** A validated data set (or its input) held in memory, loaded by the same loader. */
 export function importDataSet(
@@ -151,233 +105,6 @@ async function inImportTransaction<T>(
   });
 }
 
-interface CycleState {
-  /** The validated cycle, once its record has come and passed. */
-  cycle?: ImportMeritCycleRecord;
-  seen: boolean;
-  line?: number;
-  /** The file gives the cycle a list of employees (matched, and pruned with --prune). */
-  listsEmployees: boolean;
-  /** Employee records of the cycle so far. */
-  employees: number;
-  /** A record of the cycle (its own or an employee's) has a problem. */
-  faulty: boolean;
-}
-
-/** Validates records as they come, keeps the cycles, stages the employees. */
-class Intake {
-  readonly problems = new ProblemList();
-  /** Problems of the input's shape (NDJSON lines that are no record): reported alone. */
-  readonly shapeProblems: string[] = [];
-  /** Problems of single records: checks across records are not made over them. */
-  recordProblems = 0;
-  root?: ImportRoot;
-  rootLine?: number;
-  rootSeen = false;
-  readonly cycles: CycleState[] = [];
-  private seq = 0;
-  private batch: unknown[][] = [];
-  private inFlight: Promise<unknown> = Promise.resolve();
-
-  constructor(
-    private readonly trx: Tx,
-    private readonly dialect: Dialect,
-  ) {}
-
-  cycleState(index: number): CycleState {
-    let state = this.cycles[index];
-    if (!state) {
-      if (index >= MAX_MERIT_CYCLES) {
-        throw new ImportError([
-          `meritCycles[${index}]: a data set holds at most ${MAX_MERIT_CYCLES.toLocaleString('en')} merit cycles`,
-        ]);
-      }
-      state = { seen: false, listsEmployees: false, employees: 0, faulty: false };
-      this.cycles[index] = state;
-    }
-    return state;
-  }
-
-  private report(key: SortKey, line: number | undefined, problem: string): void {
-    this.problems.add(key, line === undefined ? problem : `line ${line}: ${problem}`);
-  }
-
-  async take(record: ImportRecord): Promise<void> {
-    switch (record.kind) {
-      case 'problem':
-        this.shapeProblems.push(record.message);
-        return;
-      case 'root':
-        return this.takeRoot(record.value, record.line);
-      case 'meritCycle':
-        return this.takeCycle(record);
-      case 'employee':
-        return this.takeEmployee(record);
-    }
-  }
-
-  private takeRoot(value: unknown, line: number | undefined): void {
-    this.rootSeen = true;
-    this.rootLine = line;
-    const result = Root.safeParse(value);
-    if (result.success) {
-      this.root = result.data;
-      return;
-    }
-    this.recordProblems++;
-    // Where whole-data-set validation lists them: the organisation first, the cycles
-    // next, unknown keys of the top after the cycles.
-    problemsOfIssues(result.error.issues).forEach(({ problem, unrecognized }, k) => {
-      const top = problem.startsWith('meritCycles') ? [2, -1, k] : [1, k];
-      this.report(unrecognized ? [3, k] : top, line, problem);
-    });
-  }
-
-  private takeCycle(record: Extract<ImportRecord, { kind: 'meritCycle' }>): void {
-    const state = this.cycleState(record.index);
-    state.seen = true;
-    state.line = record.line;
-    if (record.employees) state.listsEmployees = true;
-    const result = MeritCycleRecord.safeParse(record.value);
-    if (result.success) {
-      state.cycle = result.data;
-      return;
-    }
-    state.faulty = true;
-    this.recordProblems++;
-    const prefix = ['meritCycles', record.index];
-    const issues = result.error.issues;
-    let k = 0;
-    for (const issue of issues) {
-      // The cycle's fields, then (at the place of `employees`) its employees, then its
-      // unknown keys, then the check of its dates: the order of the whole data set.
-      const part =
-        issue.code === 'unrecognized_keys'
-          ? 2
-          : issue.code === 'custom' && issue.message === END_BEFORE_START
-            ? 3
-            : issue.path[0] === 'employees'
-              ? 1
-              : 0;
-      for (const { problem } of problemsOfIssues([issue], prefix)) {
-        const key = part === 1 ? [2, record.index, 1, -1, k] : [2, record.index, part, k];
-        this.report(key, record.line, problem);
-        k++;
-      }
-    }
-  }
-
-  private async takeEmployee(record: Extract<ImportRecord, { kind: 'employee' }>): Promise<void> {
-    const state = this.cycleState(record.cycle);
-    state.listsEmployees = true;
-    state.employees++;
-    const result = Employee.safeParse(record.value);
-    if (!result.success) {
-      state.faulty = true;
-      this.recordProblems++;
-      const prefix = ['meritCycles', record.cycle, 'employees', record.index];
-      problemsOfIssues(result.error.issues, prefix).forEach(({ problem }, k) => {
-        this.report([2, record.cycle, 1, record.index, k], record.line, problem);
-      });
-      return;
-    }
-    // Staged even after a problem, so that repeats are still found and reported; but
-    // then without the columns only a write would need.
-    this.batch.push(
-      stagedRow(
-        result.data,
-        this.seq++,
-        record,
-        this.recordProblems === 0 && this.shapeProblems.length === 0,
-      ),
-    );
-    if (this.batch.length >= BATCH_ROWS[this.dialect]) await this.flush();
-  }
-
-  /** Sends what is left and waits until every batch is written (or its error is thrown). */
-  async finish(): Promise<void> {
-    await this.flush();
-    await this.inFlight;
-  }
-
-  /**
-   * Sends the batch. PostgreSQL works in another process: the batch is sent and the next
-   * one validated while it is written (one batch in flight, awaited before the next is
-   * sent or anything else is asked). SQLite writes in this thread, at once.
-   */
-  async flush(): Promise<void> {
-    await this.inFlight;
-    if (this.batch.length === 0) return;
-    const rows = this.batch;
-    this.batch = [];
-    if (this.dialect === 'postgres') {
-      // One JSON text of row objects, taken apart by json_to_recordset: about half the
-      // time of unnest() over one array parameter a column, whose array literals
-      // PostgreSQL parses more slowly than JSON; one parameter, whatever the batch size.
-      const text = JSON.stringify(
-        rows.map((row) => Object.fromEntries(STAGED.map((name, column) => [name, row[column]]))),
-      );
-      const sent = this.trx.executeQuery(
-        CompiledQuery.raw(
-          `insert into ${STAGING} (${STAGED.join(', ')})
-           select ${STAGED.join(', ')} from json_to_recordset($1::json) as staged(${STAGING_COLUMNS})`,
-          [text],
-        ),
-      );
-      // Awaited by the next flush; marked as handled meanwhile, so that a failure is not
-      // reported as unhandled before then.
-      sent.catch(() => undefined);
-      this.inFlight = sent;
-      return;
-    }
-    const row = `(${STAGED.map(() => '?').join(', ')})`;
-    await this.trx.executeQuery(
-      CompiledQuery.raw(
-        `insert into ${STAGING} (${STAGED.join(', ')}) values ${Array.from(rows, () => row).join(', ')}`,
-        rows.flat(),
-      ),
-    );
-  }
-}
-
-/** An employee as a staging row; its `body` is built with the id it has in the file. */
-function stagedRow(
-  employee: ImportEmployee,
-  seq: number,
-  record: Extract<ImportRecord, { kind: 'employee' }>,
-  full: boolean,
-): unknown[] {
-  const id = employee.id ?? newId('mce');
-  const emailKey = employee.email.toLowerCase();
-  const position = [seq, record.cycle, record.index, record.line ?? null, employee.id ?? null, id];
-  if (!full) return [...position, employee.email, emailKey, ...Array(STAGED.length - 8).fill(null)];
-  const preferredName = employee.preferredName ?? null;
-  const body = JSON.stringify(
-    toEmployee({
-      id,
-      email: employee.email,
-      firstName: employee.firstName,
-      lastName: employee.lastName,
-      preferredName,
-      currencyCode: employee.currencyCode,
-      eligibilityStatus: employee.eligibilityStatus,
-      columns: employee.columns,
-    }),
-  );
-  return [
-    ...position,
-    employee.email,
-    emailKey,
-    employee.firstName,
-    employee.lastName,
-    preferredName,
-    employee.currencyCode.code,
-    employee.currencyCode.value,
-    employee.eligibilityStatus,
-    body,
-  ];
-}
-
 // A staged body carries the id the row had when it was staged (`new_id`); an employee
 // matched by email keeps its stored id, so its body is rewritten to start with that. The
 // body always starts `{"id":"<id>"` (toEmployee puts the id first; ids need no escaping).
@@ -387,80 +114,60 @@ async function run(trx: Tx, text: string, parameters: readonly unknown[] = []) {
   return trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [...parameters]));
 }
 
-async function createStaging(trx: Tx, dialect: Dialect): Promise<void> {
-  // Ids compare as the stored ids do (PostgreSQL: COLLATE "C", see migration 0001), so
-  // that joins on them can use the primary key.
-  const id = dialect === 'postgres' ? 'text collate "C"' : 'text';
-  const columns = STAGED.map(
-    (name, column) =>
-      `${name} ${column < INTEGER_COLUMNS ? 'integer' : name === 'id' || name === 'new_id' ? id : 'text'}`,
-  ).join(', ');
-  if (dialect === 'postgres') {
-    // Temporary tables are never written to the WAL, and go with the transaction.
-    await run(trx, `create temporary table ${STAGING} (${columns}) on commit drop`);
-    await run(
-      trx,
-      `create temporary table ${MATCHES} (seq integer primary key, stored_id ${id} not null, same integer not null) on commit drop`,
-    );
-    await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
-    return;
-  }
-  // SQLite: in the connection's temporary database (a file of its own, never the main
-  // database's); created inside the transaction, so a rollback removes them too.
-  await run(trx, `drop table if exists temp.${STAGING}`);
-  await run(trx, `drop table if exists temp.${MATCHES}`);
-  await run(
-    trx,
-    `create temporary table ${STAGING} (${columns.replace('seq integer', 'seq integer primary key')})`,
-  );
-  await run(
-    trx,
-    `create temporary table ${MATCHES} (seq integer primary key, stored_id text not null, same integer not null)`,
-  );
-  await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
-  await run(trx, `pragma temp.cache_size = -${SQLITE_IMPORT_CACHE_KIB / 4}`);
-}
-
-async function dropStaging(trx: Tx, dialect: Dialect): Promise<void> {
-  if (dialect === 'sqlite') {
-    await run(trx, `drop table temp.${STAGING}`);
-    await run(trx, `drop table temp.${MATCHES}`);
-  }
-}
-
-/** Loads a data set given as records (records.ts); see the top of this file. */
-export async function importRecords(
+/** Loads a data set given as records (records.ts), in this thread; see the top of this file. */
+export function importRecords(
   database: DatabaseHandle,
   records: ImportRecords,
   options: ImportOptions = {},
+): Promise<ImportSummary> {
+  return load(database, (stage) => takeRecords(records, database.dialect, stage), options);
+}
+
+/**
+ * Loads a JSON or NDJSON file (`name`: NDJSON by its extension, else by its first line),
+ * given as its bytes: read, parsed and validated in a worker thread while this one writes
+ * (parallel-intake.ts). Fails with `signal`'s reason once it is aborted.
+ */
+export function importFile(
+  database: DatabaseHandle,
+  name: string,
+  bytes: AsyncIterable<Uint8Array>,
+  options: ImportOptions & { signal?: AbortSignal } = {},
+): Promise<ImportSummary> {
+  return load(
+    database,
+    (stage) => takeInWorker(name, bytes, database.dialect, stage, options.signal),
+    options,
+  );
+}
+
+/** Step 1 of an import (intake.ts), with `stage` writing each batch to the staging table. */
+type Intake = (stage: Stage) => Promise<IntakeOutcome>;
+
+async function load(
+  database: DatabaseHandle,
+  intake: Intake,
+  options: ImportOptions,
 ): Promise<ImportSummary> {
   const now = new Date().toISOString();
   const { dialect } = database;
   const summary = await inImportTransaction(database, async (trx, lock) => {
     await createStaging(trx, dialect);
-    const intake = new Intake(trx, dialect);
-    for await (const record of records) await intake.take(record);
-    await intake.finish();
-    // Indexes made once the rows are in: cheaper than keeping them up to date row by row.
-    await run(trx, `create index ${STAGING}_by_cycle on ${STAGING} (cycle_index, employee_index)`);
-    // PostgreSQL plans the checks and the merge from statistics of the columns they
-    // filter and join on; sampling the wide one (body) too took as long again
-    // as the rest of ANALYZE (a third of a second for 50,000 employees).
-    if (dialect === 'postgres') {
-      await run(trx, `analyze ${STAGING} (seq, cycle_index, employee_index, id, email_key)`);
-    }
+    const writer = new StagingWriter(trx);
+    const taken = await intake((batch) => writer.write(batch));
+    await writer.finish();
+    await indexStaging(trx, dialect);
 
-    if (intake.shapeProblems.length > 0) {
-      throw new ImportError(intake.shapeProblems.slice(0, 50));
+    if (taken.shapeProblems.length > 0) {
+      throw new ImportError(taken.shapeProblems.slice(0, 50));
     }
-    if (!intake.rootSeen) throw new ImportError(['(the file): holds no data set']);
-    await checkRepeats(trx, intake);
-    if (intake.problems.total > 0) {
-      throw cappedImportError(intake.problems.problems, intake.problems.total);
-    }
-    const root = intake.root as ImportRoot;
+    if (!taken.rootSeen) throw new ImportError(['(the file): holds no data set']);
+    const problems = new ProblemList(taken.problems);
+    await checkRepeats(trx, taken, problems);
+    if (problems.total > 0) throw cappedImportError(problems.problems, problems.total);
+    const root = taken.root as ImportRoot;
     await lock(root.organization.slug);
-    const merged = await merge(trx, dialect, root, intake.cycles, options, now);
+    const merged = await merge(trx, dialect, root, taken.cycles, options, now);
     await dropStaging(trx, dialect);
     // Servers on other processes learn of the commit (PostgreSQL; SQLite's own check
     // sees it), and so does this process's response cache, below.
@@ -487,12 +194,9 @@ async function anyRows(trx: Tx, text: string): Promise<boolean> {
  * cycle for each cycle whose records are all valid, and repeats across cycles when every
  * record is.
  */
-async function checkRepeats(trx: Tx, intake: Intake): Promise<void> {
+async function checkRepeats(trx: Tx, intake: IntakeOutcome, problems: ProblemList): Promise<void> {
   const report = (key: SortKey, line: number | undefined, path: PropertyKey[], message: string) =>
-    intake.problems.add(
-      key,
-      `${line === undefined ? '' : `line ${line}: `}${jsonPath(path)}: ${message}`,
-    );
+    problems.add(key, `${line === undefined ? '' : `line ${line}: `}${jsonPath(path)}: ${message}`);
   const limit = 51;
   const clean = intake.cycles.flatMap((state, index) => (state.faulty ? [] : [index]));
   if (clean.length > 0 && clean.some((index) => (intake.cycles[index]?.employees ?? 0) > 1)) {
@@ -530,7 +234,7 @@ async function checkRepeats(trx: Tx, intake: Intake): Promise<void> {
           which === 0 ? repeats.employeeId(first) : repeats.email(first),
         );
       }
-      intake.problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
+      problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
     }
   }
   if (intake.recordProblems > 0) return;
@@ -589,7 +293,7 @@ async function checkRepeats(trx: Tx, intake: Intake): Promise<void> {
         repeats.employeeIdElsewhere(Number(row.first_cycle), Number(row.first_index)),
       );
     }
-    intake.problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
+    problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
   }
 }
 

@@ -70,13 +70,28 @@ function compare(a: SortKey, b: SortKey): number {
   return 0;
 }
 
+export interface ProblemListState {
+  kept: { key: SortKey; problem: string }[];
+  total: number;
+}
+
 /**
  * The problems of one import: only the first MAX_PROBLEMS in report order are kept (a
  * file with a problem on every line must not fill memory), and how many there were.
  */
 export class ProblemList {
-  private readonly kept: { key: SortKey; problem: string }[] = [];
-  total = 0;
+  private readonly kept: { key: SortKey; problem: string }[];
+  total: number;
+
+  constructor(state: ProblemListState = { kept: [], total: 0 }) {
+    this.kept = state.kept;
+    this.total = state.total;
+  }
+
+  /** As plain data (a worker thread's list crosses to the import's thread this way). */
+  state(): ProblemListState {
+    return { kept: this.kept, total: this.total };
+  }
 
   add(key: SortKey, problem: string): void {
     this.total++;

@@ -22,8 +22,11 @@ export class SourceError extends Error {
   override name = 'SourceError';
 }
 
-/** Opens FILE for reading as bytes; fails at once for a missing file or a directory. */
-async function openBytes(file: string): Promise<AsyncIterable<Uint8Array>> {
+/**
+ * Opens FILE, or standard input for `-`, for reading as bytes (text comes of them through
+ * decodeUtf8); fails at once for a missing file or a directory.
+ */
+export async function openSource(file: string): Promise<AsyncIterable<Uint8Array>> {
   if (file === '-') return process.stdin as AsyncIterable<Uint8Array>;
   let handle: FileHandle;
   try {
@@ -43,14 +46,6 @@ async function openBytes(file: string): Promise<AsyncIterable<Uint8Array>> {
     );
   }
   return handle.createReadStream({ highWaterMark: CHUNK_BYTES });
-}
-
-/**
- * Opens FILE, or standard input for `-`, as text decoded strictly from UTF-8 (decodeUtf8);
- * fails at once for a missing file or directory.
- */
-export async function openSource(file: string): Promise<AsyncIterable<string>> {
-  return decodeUtf8(await openBytes(file));
 }
 
 /** The length of the complete UTF-8 sequences at the start of `bytes`: a character cut
@@ -180,7 +175,7 @@ async function* capped(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8A
 export async function readCsvText(file: string): Promise<string> {
   const parts: string[] = [];
   try {
-    for await (const text of decodeUtf8(capped(await openBytes(file)))) {
+    for await (const text of decodeUtf8(capped(await openSource(file)))) {
       parts.push(text);
     }
   } catch (error) {

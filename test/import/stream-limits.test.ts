@@ -14,8 +14,9 @@ import {
   parseCsvRecords,
 } from '../../src/import/csv.js';
 import { DataSetSyntaxError, ImportError, MAX_RECORD_CHARS } from '../../src/import/errors.js';
+import { MAX_MERIT_CYCLES } from '../../src/import/intake.js';
 import { jsonRecords } from '../../src/import/json-stream.js';
-import { importRecords, MAX_MERIT_CYCLES } from '../../src/import/load.js';
+import { importRecords } from '../../src/import/load.js';
 import type { ImportRecord } from '../../src/import/records.js';
 import { decodeUtf8, readCsvText, recordsOfStream } from '../../src/import/source.js';
 import { acmeDataSet } from '../fixtures/data-sets.js';

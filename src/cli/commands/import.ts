@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/load.js';
 import { configFromEnvironment, withDatabase } from '../context.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
-import { interruptible, unlessAborted, untilAborted } from '../interruption.js';
+import { interruptible, unlessAborted } from '../interruption.js';
 
 /** A CSV file (or standard input) whole: it lists one cycle, so it is small (4 MiB at most). */
 async function readSource(file: string): Promise<string> {
@@ -89,13 +89,14 @@ async function runImport(
     return;
   }
   // Streamed: records are read, validated and staged as the file is read, inside the
-  // import's one transaction (src/import/load.ts), so memory does not grow with it.
-  const { importRecords } = await import('../../import/load.js');
+  // import's one transaction (src/import/load.ts), so memory does not grow with it; the
+  // reading and validating in a worker thread, beside the writing.
+  const { importFile } = await import('../../import/load.js');
   const { DataSetSyntaxError, ImportError } = await import('../../import/errors.js');
-  const { openSource, recordsOfStream, SourceError } = await import('../../import/source.js');
-  let stream: AsyncIterable<string>;
+  const { openSource, SourceError } = await import('../../import/source.js');
+  let bytes: AsyncIterable<Uint8Array>;
   try {
-    stream = await openSource(file);
+    bytes = await openSource(file);
   } catch (error) {
     if (error instanceof SourceError) throw new CliError(`Cannot read ${file}: ${error.message}`);
     throw error;
@@ -103,13 +104,9 @@ async function runImport(
   let summary: ImportSummary;
   try {
     // NDJSON by its extension, or by its first line (standard input, other names).
-    const records = await unlessAborted(recordsOfStream(file, stream), signal);
     summary = await withDatabase(
       config,
-      (database) =>
-        importRecords(database, untilAborted(records, signal), {
-          prune: options.prune === true,
-        }),
+      (database) => importFile(database, file, bytes, { prune: options.prune === true, signal }),
       databaseOptions,
     );
   } catch (error) {
