@@ -24,7 +24,7 @@ import {
   MeritCycleRecord,
   Root,
 } from './schema.js';
-import { BATCH_ROWS, encodeBatch, STAGED, type StagedBatch } from './staging.js';
+import { BATCH_ROWS, BatchBuilder, type StagedBatch, type StagedRow } from './staging.js';
 
 // The merit cycles of a data set are held in memory until the merge (a few hundred bytes
 // each); so that no file can grow that without bound, a data set (one organisation) has at
@@ -83,13 +83,14 @@ class Intake {
   private rootSeen = false;
   private readonly cycles: CycleState[] = [];
   private seq = 0;
-  private batch: unknown[][] = [];
+  private readonly batch: BatchBuilder;
   private readonly batchRows: number;
 
   constructor(
-    private readonly dialect: Dialect,
+    dialect: Dialect,
     private readonly stage: Stage,
   ) {
+    this.batch = new BatchBuilder(dialect);
     this.batchRows = BATCH_ROWS[dialect];
   }
 
@@ -202,7 +203,7 @@ class Intake {
     }
     // Staged even after a problem, so that repeats are still found and reported; but
     // then without the columns only a write would need.
-    this.batch.push(
+    this.batch.add(
       stagedRow(
         result.data,
         this.seq++,
@@ -210,15 +211,12 @@ class Intake {
         this.recordProblems === 0 && this.shapeProblems.length === 0,
       ),
     );
-    if (this.batch.length >= this.batchRows) await this.send();
+    if (this.batch.rows >= this.batchRows) await this.send();
   }
 
   /** Hands on the rows staged so far, as one batch. */
   async send(): Promise<void> {
-    if (this.batch.length === 0) return;
-    const rows = this.batch;
-    this.batch = [];
-    await this.stage(encodeBatch(this.dialect, rows));
+    if (this.batch.rows > 0) await this.stage(this.batch.take());
   }
 }
 
@@ -228,34 +226,43 @@ function stagedRow(
   seq: number,
   record: Extract<ImportRecord, { kind: 'employee' }>,
   full: boolean,
-): unknown[] {
+): StagedRow {
   const id = employee.id ?? newId('mce');
-  const emailKey = employee.email.toLowerCase();
-  const position = [seq, record.cycle, record.index, record.line ?? null, employee.id ?? null, id];
-  if (!full) return [...position, employee.email, emailKey, ...Array(STAGED.length - 8).fill(null)];
-  const preferredName = employee.preferredName ?? null;
-  const body = JSON.stringify(
+  const row: StagedRow = {
+    seq,
+    cycle_index: record.cycle,
+    employee_index: record.index,
+    line: record.line ?? null,
+    id: employee.id ?? null,
+    new_id: id,
+    email: employee.email,
+    email_key: employee.email.toLowerCase(),
+    first_name: null,
+    last_name: null,
+    preferred_name: null,
+    currency_code: null,
+    currency_name: null,
+    eligibility_status: null,
+    body: null,
+  };
+  if (!full) return row;
+  row.first_name = employee.firstName;
+  row.last_name = employee.lastName;
+  row.preferred_name = employee.preferredName ?? null;
+  row.currency_code = employee.currencyCode.code;
+  row.currency_name = employee.currencyCode.value;
+  row.eligibility_status = employee.eligibilityStatus;
+  row.body = JSON.stringify(
     toEmployee({
       id,
       email: employee.email,
       firstName: employee.firstName,
       lastName: employee.lastName,
-      preferredName,
+      preferredName: row.preferred_name,
       currencyCode: employee.currencyCode,
       eligibilityStatus: employee.eligibilityStatus,
       columns: employee.columns,
     }),
   );
-  return [
-    ...position,
-    employee.email,
-    emailKey,
-    employee.firstName,
-    employee.lastName,
-    preferredName,
-    employee.currencyCode.code,
-    employee.currencyCode.value,
-    employee.eligibilityStatus,
-    body,
-  ];
+  return row;
 }

@@ -78,6 +78,10 @@ async function inImportTransaction<T>(
       // The pool's 5 s statement timeout is for API requests; an import's statements are
       // as large as its largest cycle.
       await sql`set local statement_timeout = 0`.execute(trx);
+      // ANALYZE of the staging tables (staging.ts, mergeEmployees) samples 3,000 rows, not
+      // the default 30,000: the plans need their sizes and which columns are unique, not
+      // fine histograms; 18 ms instead of 186 ms for 50,000 staged employees.
+      await sql`set local default_statistics_target = 10`.execute(trx);
       return work(trx, async (slug) => {
         await sql`select pg_advisory_xact_lock(hashtext(${`compplan-import:${slug}`}))`.execute(
           trx,

@@ -12,6 +12,40 @@ type Tx = Kysely<Database>;
 export const STAGING = 'compplan_import_employees';
 export const MATCHES = 'compplan_import_matches';
 
+// Rows per staging insert. SQLite: one prepared multi-row INSERT (15 values a row, well
+// under its 32,766 bound parameters), reused for every full batch. PostgreSQL: one INSERT
+// … SELECT FROM json_to_recordset() of one parameter (StagedBatch), about 600 KB of JSON
+// for 500 rows.
+export const BATCH_ROWS: Record<Dialect, number> = { sqlite: 500, postgres: 500 };
+
+// The import's own SQLite page cache (the connection's default is 2 MB): merging a large
+// cycle touches its table and three indexes all over, and re-reading evicted pages was
+// most of the time of a 500,000-employee cycle. Restored afterwards. Counted in KiB.
+export const SQLITE_IMPORT_CACHE_KIB = 64 * 1024;
+
+/** One staged employee: its position in the file, and what a write needs of it. */
+export interface StagedRow {
+  seq: number;
+  cycle_index: number;
+  employee_index: number;
+  line: number | null;
+  /** The id the file gives, if any. */
+  id: string | null;
+  /** The id it is created with when it matches no stored employee. */
+  new_id: string;
+  email: string;
+  email_key: string;
+  // Null for a row staged after a problem was found: only the checks will read it.
+  first_name: string | null;
+  last_name: string | null;
+  preferred_name: string | null;
+  currency_code: string | null;
+  currency_name: string | null;
+  eligibility_status: string | null;
+  /** The employee's API JSON (the `body` the API serves). */
+  body: string | null;
+}
+
 // The staging table's columns, in the order a batch sends them.
 export const STAGED = [
   'seq',
@@ -29,26 +63,15 @@ export const STAGED = [
   'currency_name',
   'eligibility_status',
   'body',
-] as const;
+] as const satisfies readonly (keyof StagedRow)[];
 const INTEGER_COLUMNS = 4;
 const RECORDSET_COLUMNS = STAGED.map(
   (name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`,
 ).join(', ');
 
-// Rows per staging insert. SQLite: one prepared multi-row INSERT (15 values a row, well
-// under its 32,766 bound parameters), reused for every full batch. PostgreSQL: one INSERT
-// … SELECT FROM json_to_recordset() of one parameter (see encodeBatch), a few statements
-// per 10,000 employees; 2,000 rows are about 2.5 MB of JSON.
-export const BATCH_ROWS: Record<Dialect, number> = { sqlite: 500, postgres: 500 };
-
-// The import's own SQLite page cache (the connection's default is 2 MB): merging a large
-// cycle touches its table and three indexes all over, and re-reading evicted pages was
-// most of the time of a 500,000-employee cycle. Restored afterwards. Counted in KiB.
-export const SQLITE_IMPORT_CACHE_KIB = 64 * 1024;
-
 /**
  * A batch of staged rows as the database takes it: SQLite binds every value of a
- * multi-row INSERT; PostgreSQL takes one JSON text of row objects, taken apart by
+ * multi-row INSERT; PostgreSQL takes one JSON text of the row objects, taken apart by
  * json_to_recordset — about half the time of unnest() over one array parameter a column,
  * whose array literals PostgreSQL parses more slowly than JSON. Plain data: it crosses
  * from the worker thread that builds it to the one that writes it.
@@ -57,13 +80,33 @@ export type StagedBatch =
   | { dialect: 'sqlite'; rows: number; values: unknown[] }
   | { dialect: 'postgres'; rows: number; json: string };
 
-/** Rows (values in STAGED order) as the batch their database takes. */
-export function encodeBatch(dialect: Dialect, rows: readonly unknown[][]): StagedBatch {
-  if (dialect === 'sqlite') return { dialect, rows: rows.length, values: rows.flat() };
-  const json = JSON.stringify(
-    rows.map((row) => Object.fromEntries(STAGED.map((name, column) => [name, row[column]]))),
-  );
-  return { dialect, rows: rows.length, json };
+/** Collects rows into the batch their database takes, as they come. */
+export class BatchBuilder {
+  private values: unknown[] = [];
+  private objects: StagedRow[] = [];
+  rows = 0;
+
+  constructor(private readonly dialect: Dialect) {}
+
+  add(row: StagedRow): void {
+    this.rows++;
+    if (this.dialect === 'postgres') this.objects.push(row);
+    else for (const column of STAGED) this.values.push(row[column]);
+  }
+
+  /** The batch of the rows added since the last one. */
+  take(): StagedBatch {
+    const rows = this.rows;
+    this.rows = 0;
+    if (this.dialect === 'postgres') {
+      const json = JSON.stringify(this.objects);
+      this.objects = [];
+      return { dialect: 'postgres', rows, json };
+    }
+    const values = this.values;
+    this.values = [];
+    return { dialect: 'sqlite', rows, values };
+  }
 }
 
 /**

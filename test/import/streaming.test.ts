@@ -148,6 +148,40 @@ describe('streaming import', () => {
     expect(await dumpTables(server.database.db)).toEqual(before);
   }, 60_000);
 
+  it('SIGTERM while a file of 100,000 employees is being read in the worker thread and staged: exit 143, one line, nothing changed, the process gone at once', async () => {
+    const before = await dumpTables(server.database.db);
+    const file = join(dir, 'interrupted.ndjson');
+    const fd = openSync(file, 'w');
+    writeSync(fd, `${JSON.stringify({ organization: ORGANIZATION })}\n`);
+    writeSync(fd, `${JSON.stringify({ meritCycle: { ...CYCLE_FIELDS, name: 'Stopped' } })}\n`);
+    for (let start = 0; start < 100_000; start += 1_000) {
+      let lines = '';
+      for (let i = start; i < start + 1_000; i++) {
+        lines += `${JSON.stringify({ employee: person(i, 3), meritCycle: BIG_CYCLE })}\n`;
+      }
+      writeSync(fd, lines);
+    }
+    closeSync(fd);
+    let signalled = 0;
+    const run = await runImport(database.config, file, (child) => {
+      child.stdin?.end();
+      // Part-way: the whole file takes several seconds.
+      setTimeout(() => {
+        signalled = performance.now();
+        child.kill('SIGTERM');
+      }, 1_200);
+    });
+    const exited = performance.now() - signalled;
+    expect(run).toMatchObject({
+      code: 143,
+      stdout: '',
+      stderr: 'compplan: interrupted; nothing changed.\n',
+    });
+    expect(exited).toBeLessThan(2_000);
+    expect(await dumpTables(server.database.db)).toEqual(before);
+    rmSync(file);
+  }, 60_000);
+
   it('a JSON file of 400 MB (30,000 employees, the rest white space) loads with a peak RSS under 250 MB: memory does not grow with the file', async () => {
     const file = join(dir, 'large.json');
     const fd = openSync(file, 'w');
