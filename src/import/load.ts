@@ -109,11 +109,6 @@ async function inImportTransaction<T>(
   });
 }
 
-// A staged body carries the id the row had when it was staged (`new_id`); an employee
-// matched by email keeps its stored id, so its body is rewritten to start with that. The
-// body always starts `{"id":"<id>"` (toEmployee puts the id first; ids need no escaping).
-const BODY_WITH_STORED_ID = `'{"id":"' || m.stored_id || substr(s.body, 8 + length(s.new_id))`;
-
 async function run(trx: Tx, text: string, parameters: readonly unknown[] = []) {
   return trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [...parameters]));
 }
@@ -482,6 +477,11 @@ const PAGE_ORDER: Record<Dialect, string> = {
   sqlite: 's.last_name, s.first_name, s.new_id',
   postgres: 's.last_name collate "C", s.first_name collate "C", s.new_id',
 };
+
+// A staged body carries the id the row had when it was staged (`new_id`); an employee
+// matched by email keeps its stored id, so its body is rewritten to start with that. The
+// body always starts `{"id":"<id>"` (toEmployee puts the id first; ids need no escaping).
+const BODY_WITH_STORED_ID = `'{"id":"' || m.stored_id || substr(s.body, 8 + length(s.new_id))`;
 
 /** One cycle's staged employees against its stored ones, set-based. */
 async function mergeEmployees(
