@@ -22,7 +22,7 @@ import { fromBoolean, toBoolean, toIso } from '../db/values.js';
 import { newId } from '../ids.js';
 import { cappedImportError, ImportError, jsonPath } from './errors.js';
 import { type CycleState, type IntakeOutcome, type Stage, takeRecords } from './intake.js';
-import { takeInWorker } from './parallel-intake.js';
+import type { IntakeWorker } from './parallel-intake.js';
 import { type ImportRecords, ProblemList, recordsOfDataSet, type SortKey } from './records.js';
 import { type ImportMeritCycleRecord, type ImportRoot, repeats } from './schema.js';
 import {
@@ -123,21 +123,17 @@ export function importRecords(
 }
 
 /**
- * Loads a JSON or NDJSON file (`name`: NDJSON by its extension, else by its first line),
- * given as its bytes: read, parsed and validated in a worker thread while this one writes
+ * Loads a JSON or NDJSON file given as its bytes: read, parsed and validated by `worker`
+ * (started for the file, and for this database's dialect) while this thread writes
  * (parallel-intake.ts). Fails with `signal`'s reason once it is aborted.
  */
 export function importFile(
   database: DatabaseHandle,
-  name: string,
+  worker: IntakeWorker,
   bytes: AsyncIterable<Uint8Array>,
   options: ImportOptions & { signal?: AbortSignal } = {},
 ): Promise<ImportSummary> {
-  return load(
-    database,
-    (stage) => takeInWorker(name, bytes, database.dialect, stage, options.signal),
-    options,
-  );
+  return load(database, (stage) => worker.take(bytes, stage, options.signal), options);
 }
 
 /** Step 1 of an import (intake.ts), with `stage` writing each batch to the staging table. */

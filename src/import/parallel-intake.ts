@@ -46,79 +46,117 @@ export type FromWorker =
   | { type: 'done'; outcome: IntakeOutcome }
   | { type: 'failed'; error: SentError };
 
-/**
- * Takes the records of `bytes` (a file named `name`) in a worker thread, `stage` awaited
- * here for each batch, in order. Settles once the last batch is written, with the
- * worker's outcome, or at the first failure of either side (or when `signal` aborts),
- * the worker then stopped.
- */
-export function takeInWorker(
-  name: string,
-  bytes: AsyncIterable<Uint8Array>,
-  dialect: Dialect,
-  stage: Stage,
-  signal?: AbortSignal,
-): Promise<IntakeOutcome> {
-  const reader = bytes[Symbol.asyncIterator]();
-  const workerData: IntakeWorkerData = { name, dialect };
-  const worker = new Worker(new URL('./intake-worker.js', import.meta.url), { workerData });
-  return new Promise<IntakeOutcome>((resolve, reject) => {
-    let settled = false;
-    const settle = (outcome: { error: unknown } | { value: IntakeOutcome }) => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', abort);
-      void worker.terminate();
-      if ('error' in outcome) {
-        // Closes the file (a stream that is not at its end keeps its descriptor open).
-        void reader.return?.().catch(() => undefined);
-        reject(outcome.error);
-      } else resolve(outcome.value);
-    };
-    const fail = (error: unknown) => settle({ error });
-    const abort = () => fail(signal?.reason);
-    if (signal?.aborted) return abort();
-    signal?.addEventListener('abort', abort, { once: true });
+/** What the thread reports: a message, an uncaught error, or its end. */
+type WorkerEvent =
+  | { kind: 'message'; message: FromWorker }
+  | { kind: 'error'; error: Error }
+  | { kind: 'exit'; code: number };
 
-    // One read at a time, one write at a time, each in the order asked.
-    let reading = Promise.resolve();
-    let writing = Promise.resolve();
-    const send = (message: ToWorker) => {
-      if (!settled) worker.postMessage(message);
-    };
-    worker.on('message', (message: FromWorker) => {
-      switch (message.type) {
-        case 'pull':
-          reading = reading
-            .then(async () => {
-              if (settled) return;
-              const next = await reader.next();
-              send(next.done ? { type: 'end' } : { type: 'chunk', bytes: next.value });
-            })
-            .catch(fail);
-          return;
-        case 'batch':
-          writing = writing
-            .then(async () => {
-              if (settled) return;
-              await stage(message.batch);
-              send({ type: 'staged' });
-            })
-            .catch(fail);
-          return;
-        case 'done':
-          writing = writing.then(() => settle({ value: message.outcome }));
-          return;
-        case 'failed':
-          fail(thrown(message.error));
-          return;
-      }
+/**
+ * The worker thread of one file's intake. Started before the database is opened, so
+ * that the thread's start-up (about 130 ms: a V8 isolate, then zod and the schemas)
+ * overlaps the connection; it reads nothing of the file until `take`, so that a database
+ * that cannot be written still fails before the input is read.
+ */
+export class IntakeWorker {
+  private readonly worker: Worker;
+  /** What the thread reported before `take` listened: replayed in order. */
+  private backlog: WorkerEvent[] = [];
+  private listener?: (event: WorkerEvent) => void;
+
+  constructor(name: string, dialect: Dialect) {
+    const workerData: IntakeWorkerData = { name, dialect };
+    this.worker = new Worker(new URL('./intake-worker.js', import.meta.url), { workerData });
+    const report = (event: WorkerEvent) =>
+      this.listener ? this.listener(event) : this.backlog.push(event);
+    this.worker.on('message', (message: FromWorker) => report({ kind: 'message', message }));
+    this.worker.on('error', (error: Error) => report({ kind: 'error', error }));
+    this.worker.on('exit', (code: number) => report({ kind: 'exit', code }));
+  }
+
+  /** Ends the thread, whether it was taken or not (a command that failed before). */
+  stop(): void {
+    void this.worker.terminate();
+  }
+
+  /**
+   * Takes the records of `bytes` in the thread, `stage` awaited here for each batch, in
+   * order. Settles once the last batch is written, with the worker's outcome, or at the
+   * first failure of either side (or when `signal` aborts); the thread is stopped either way.
+   */
+  take(
+    bytes: AsyncIterable<Uint8Array>,
+    stage: Stage,
+    signal?: AbortSignal,
+  ): Promise<IntakeOutcome> {
+    const reader = bytes[Symbol.asyncIterator]();
+    const worker = this.worker;
+    return new Promise<IntakeOutcome>((resolve, reject) => {
+      let settled = false;
+      const settle = (outcome: { error: unknown } | { value: IntakeOutcome }) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', abort);
+        this.stop();
+        if ('error' in outcome) {
+          // Closes the file (a stream that is not at its end keeps its descriptor open).
+          void reader.return?.().catch(() => undefined);
+          reject(outcome.error);
+        } else resolve(outcome.value);
+      };
+      const fail = (error: unknown) => settle({ error });
+      const abort = () => fail(signal?.reason);
+      if (signal?.aborted) return abort();
+      signal?.addEventListener('abort', abort, { once: true });
+
+      // One read at a time, one write at a time, each in the order asked.
+      let reading = Promise.resolve();
+      let writing = Promise.resolve();
+      const send = (message: ToWorker) => {
+        if (!settled) worker.postMessage(message);
+      };
+      const onMessage = (message: FromWorker) => {
+        switch (message.type) {
+          case 'pull':
+            reading = reading
+              .then(async () => {
+                if (settled) return;
+                const next = await reader.next();
+                send(next.done ? { type: 'end' } : { type: 'chunk', bytes: next.value });
+              })
+              .catch(fail);
+            return;
+          case 'batch':
+            writing = writing
+              .then(async () => {
+                if (settled) return;
+                await stage(message.batch);
+                send({ type: 'staged' });
+              })
+              .catch(fail);
+            return;
+          case 'done':
+            writing = writing.then(() => settle({ value: message.outcome }));
+            return;
+          case 'failed':
+            fail(thrown(message.error));
+            return;
+        }
+      };
+      this.listener = (event) => {
+        if (event.kind === 'message') onMessage(event.message);
+        else if (event.kind === 'error') fail(event.error);
+        else {
+          fail(
+            new Error(`the import's worker thread stopped unexpectedly (exit code ${event.code})`),
+          );
+        }
+      };
+      const backlog = this.backlog;
+      this.backlog = [];
+      for (const event of backlog) this.listener(event);
     });
-    worker.on('error', fail);
-    worker.on('exit', (code) =>
-      fail(new Error(`the import's worker thread stopped unexpectedly (exit code ${code})`)),
-    );
-  });
+  }
 }
 
 /** An error of the worker as it goes across (sentError) and back (thrown). */

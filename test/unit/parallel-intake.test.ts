@@ -9,7 +9,7 @@ import type { StagedBatch } from '../../src/import/staging.js';
 
 const dist = (module: string) =>
   fileURLToPath(new URL(`../../dist/import/${module}.js`, import.meta.url));
-const { takeInWorker, BATCHES_AHEAD, CHUNKS_AHEAD } = (await import(
+const { IntakeWorker, BATCHES_AHEAD, CHUNKS_AHEAD } = (await import(
   dist('parallel-intake')
 )) as typeof ParallelIntake;
 const { BATCH_ROWS } = (await import(
@@ -84,17 +84,19 @@ describe('the intake of a file in a worker thread', () => {
     const seqs: number[] = [];
     let writing = 0;
     let doneWhileWriting = false;
-    const outcome = await takeInWorker('a.ndjson', bytes, 'postgres', async (batch) => {
-      writing++;
-      // Written slowly: the outcome must still wait for it.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      const rows = JSON.parse((batch as Extract<StagedBatch, { dialect: 'postgres' }>).json);
-      expect(rows).toHaveLength(batch.rows);
-      seqs.push(...rows.map((row: { seq: number }) => row.seq));
-      writing--;
-    }).finally(() => {
-      doneWhileWriting = writing > 0;
-    });
+    const outcome = await new IntakeWorker('a.ndjson', 'postgres')
+      .take(bytes, async (batch) => {
+        writing++;
+        // Written slowly: the outcome must still wait for it.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const rows = JSON.parse((batch as Extract<StagedBatch, { dialect: 'postgres' }>).json);
+        expect(rows).toHaveLength(batch.rows);
+        seqs.push(...rows.map((row: { seq: number }) => row.seq));
+        writing--;
+      })
+      .finally(() => {
+        doneWhileWriting = writing > 0;
+      });
     expect(doneWhileWriting).toBe(false);
     expect(seqs).toEqual(Array.from({ length: 2_345 }, (_, i) => i));
     expect(outcome).toMatchObject({
@@ -108,14 +110,27 @@ describe('the intake of a file in a worker thread', () => {
     expect(state).toMatchObject({ read: state.chunks, closed: true });
   });
 
+  it('started before the database is open, the thread reads nothing of the file until it is taken, then takes all of it', async () => {
+    const { bytes, state } = source(1_200);
+    const worker = new IntakeWorker('a.ndjson', 'sqlite');
+    // Long enough for the thread to start and ask for the file (about 130 ms).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(state.read).toBe(0);
+    let rows = 0;
+    const outcome = await worker.take(bytes, async (batch) => {
+      rows += batch.rows;
+    });
+    expect(rows).toBe(1_200);
+    expect(outcome.cycles[0]?.employees).toBe(1_200);
+    expect(state).toMatchObject({ read: state.chunks, closed: true });
+  });
+
   it('a writer that does not finish its first batch holds the worker to BATCHES_AHEAD batches and a few chunks of the file; an abort stops it and closes the file', async () => {
     const { bytes, state } = source(100_000);
     let writes = 0;
     const controller = new AbortController();
-    const taking = takeInWorker(
-      'a.ndjson',
+    const taking = new IntakeWorker('a.ndjson', 'sqlite').take(
       bytes,
-      'sqlite',
       () => {
         writes++;
         return new Promise<void>(() => undefined);
@@ -143,7 +158,7 @@ describe('the intake of a file in a worker thread', () => {
     const { bytes, state } = source(5_000);
     const failure = new Error('disk full');
     let writes = 0;
-    const taking = takeInWorker('a.ndjson', bytes, 'sqlite', async () => {
+    const taking = new IntakeWorker('a.ndjson', 'sqlite').take(bytes, async () => {
       writes++;
       if (writes === 2) throw failure;
     });
@@ -156,9 +171,9 @@ describe('the intake of a file in a worker thread', () => {
     async function* broken(): AsyncGenerator<Uint8Array> {
       yield Buffer.from(HEAD + employeeLine(0) + employeeLine(1).replace('}}', '}'));
     }
-    const syntax = await takeInWorker('a.ndjson', broken(), 'sqlite', async () => {}).catch(
-      (error: unknown) => error,
-    );
+    const syntax = await new IntakeWorker('a.ndjson', 'sqlite')
+      .take(broken(), async () => {})
+      .catch((error: unknown) => error);
     expect(syntax).toBeInstanceOf(DataSetSyntaxError);
     expect((syntax as Error).message).toMatch(/^line 4 is not valid JSON: /);
 
@@ -167,9 +182,9 @@ describe('the intake of a file in a worker thread', () => {
       for (let i = 0; i <= 10_000; i++) yield Buffer.from(`${i > 0 ? ',' : ''}{"name":"c${i}"}`);
       yield Buffer.from(']}');
     }
-    const tooMany = await takeInWorker('a.json', cycles(), 'sqlite', async () => {}).catch(
-      (error: unknown) => error,
-    );
+    const tooMany = await new IntakeWorker('a.json', 'sqlite')
+      .take(cycles(), async () => {})
+      .catch((error: unknown) => error);
     expect(tooMany).toBeInstanceOf(ImportError);
     expect((tooMany as InstanceType<typeof ImportError>).problems).toEqual([
       'meritCycles[10000]: a data set holds at most 10,000 merit cycles',

@@ -92,6 +92,7 @@ async function runImport(
   // import's one transaction (src/import/load.ts), so memory does not grow with it; the
   // reading and validating in a worker thread, beside the writing.
   const { importFile } = await import('../../import/load.js');
+  const { IntakeWorker } = await import('../../import/parallel-intake.js');
   const { DataSetSyntaxError, ImportError } = await import('../../import/errors.js');
   const { openSource, SourceError } = await import('../../import/source.js');
   let bytes: AsyncIterable<Uint8Array>;
@@ -101,12 +102,14 @@ async function runImport(
     if (error instanceof SourceError) throw new CliError(`Cannot read ${file}: ${error.message}`);
     throw error;
   }
+  // Started now, so that it starts while the database is opened; it reads nothing yet.
+  // NDJSON by the file's extension, or by its first line (standard input, other names).
+  const worker = new IntakeWorker(file, config.database.dialect);
   let summary: ImportSummary;
   try {
-    // NDJSON by its extension, or by its first line (standard input, other names).
     summary = await withDatabase(
       config,
-      (database) => importFile(database, file, bytes, { prune: options.prune === true, signal }),
+      (database) => importFile(database, worker, bytes, { prune: options.prune === true, signal }),
       databaseOptions,
     );
   } catch (error) {
@@ -114,6 +117,8 @@ async function runImport(
     // says nothing changed.
     if (error instanceof DataSetSyntaxError) throw new ImportError([error.message]);
     throw error;
+  } finally {
+    worker.stop();
   }
   console.log(describeSummary(summary));
 }
