@@ -84,14 +84,12 @@ class Intake {
   private readonly cycles: CycleState[] = [];
   private seq = 0;
   private readonly batch: BatchBuilder;
-  private readonly batchRows: number;
 
   constructor(
     dialect: Dialect,
     private readonly stage: Stage,
   ) {
     this.batch = new BatchBuilder(dialect);
-    this.batchRows = BATCH_ROWS[dialect];
   }
 
   outcome(): IntakeOutcome {
@@ -211,7 +209,7 @@ class Intake {
         this.recordProblems === 0 && this.shapeProblems.length === 0,
       ),
     );
-    if (this.batch.rows >= this.batchRows) await this.send();
+    if (this.batch.rows >= BATCH_ROWS) await this.send();
   }
 
   /** Hands on the rows staged so far, as one batch. */

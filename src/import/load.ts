@@ -137,11 +137,11 @@ export function importFile(
 }
 
 /** Step 1 of an import (intake.ts), with `stage` writing each batch to the staging table. */
-type Intake = (stage: Stage) => Promise<IntakeOutcome>;
+type RunIntake = (stage: Stage) => Promise<IntakeOutcome>;
 
 async function load(
   database: DatabaseHandle,
-  intake: Intake,
+  intake: RunIntake,
   options: ImportOptions,
 ): Promise<ImportSummary> {
   const now = new Date().toISOString();

@@ -12,11 +12,12 @@ type Tx = Kysely<Database>;
 export const STAGING = 'compplan_import_employees';
 export const MATCHES = 'compplan_import_matches';
 
-// Rows per staging insert. SQLite: one prepared multi-row INSERT (15 values a row, well
-// under its 32,766 bound parameters), reused for every full batch. PostgreSQL: one INSERT
-// … SELECT FROM json_to_recordset() of one parameter (StagedBatch), about 600 KB of JSON
-// for 500 rows.
-export const BATCH_ROWS: Record<Dialect, number> = { sqlite: 500, postgres: 500 };
+// Rows per staging insert, on both databases. SQLite: one prepared multi-row INSERT (15
+// values a row, well under its 32,766 bound parameters), reused for every full batch.
+// PostgreSQL: one INSERT … SELECT FROM json_to_recordset() of one parameter (StagedBatch),
+// about 600 KB of JSON; with the intake in its own thread, batches of 500 kept both sides
+// busier than 2,000 did (docs/benchmarks.md).
+export const BATCH_ROWS = 500;
 
 // The import's own SQLite page cache (the connection's default is 2 MB): merging a large
 // cycle touches its table and three indexes all over, and re-reading evicted pages was

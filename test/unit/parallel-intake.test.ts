@@ -143,7 +143,7 @@ describe('the intake of a file in a worker thread', () => {
     expect(writes).toBe(1);
     // The rows of the batches sent, of the one it is filling, and the chunks asked ahead.
     const bound =
-      Math.ceil(((BATCHES_AHEAD + 1) * BATCH_ROWS.sqlite) / LINES_PER_CHUNK) + 1 + CHUNKS_AHEAD;
+      Math.ceil(((BATCHES_AHEAD + 1) * BATCH_ROWS) / LINES_PER_CHUNK) + 1 + CHUNKS_AHEAD;
     expect(state.read).toBeLessThanOrEqual(bound);
     expect(state.chunks).toBe(1_001);
 
