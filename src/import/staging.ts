@@ -14,9 +14,9 @@ export const MATCHES = 'compplan_import_matches';
 
 // Rows per staging insert, on both databases. SQLite: one prepared multi-row INSERT (15
 // values a row, well under its 32,766 bound parameters), reused for every full batch.
-// PostgreSQL: one INSERT … SELECT FROM json_to_recordset() of one parameter (StagedBatch),
-// about 600 KB of JSON; with the intake in its own thread, batches of 500 kept both sides
-// busier than 2,000 did (docs/benchmarks.md).
+// PostgreSQL: one INSERT … SELECT of two parameters (StagedBatch), about 450,000
+// characters; with the intake in its own thread, batches of 500 kept both sides busier
+// than 2,000 did (docs/benchmarks.md).
 export const BATCH_ROWS = 500;
 
 // The import's own SQLite page cache (the connection's default is 2 MB): merging a large
@@ -47,7 +47,8 @@ export interface StagedRow {
   body: string | null;
 }
 
-// The staging table's columns, in the order a batch sends them.
+// The staging table's columns, in the order a batch sends them; `body` last (a
+// PostgreSQL batch sends the bodies apart).
 export const STAGED = [
   'seq',
   'cycle_index',
@@ -66,33 +67,50 @@ export const STAGED = [
   'body',
 ] as const satisfies readonly (keyof StagedRow)[];
 const INTEGER_COLUMNS = 4;
-const RECORDSET_COLUMNS = STAGED.map(
-  (name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`,
-).join(', ');
+// A PostgreSQL batch: every column but the last (`body`) from the JSON of the row
+// objects, the bodies from the second parameter, row for row.
+const RECORDSET_COLUMNS = STAGED.slice(0, -1)
+  .map((name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`)
+  .join(', ');
+const INSERT_BATCH = `insert into ${STAGING} (${STAGED.join(', ')})
+  select ${STAGED.slice(0, -1).join(', ')}, nullif(body, '')
+    from rows from (json_to_recordset($1::json) as (${RECORDSET_COLUMNS}),
+                    unnest(string_to_array($2::text, chr(30)))) as staged(${STAGED.join(', ')})`;
+
+// Between two bodies of a PostgreSQL batch: JSON.stringify writes every control character
+// as an escape, so U+001E is never in a body; an empty text between two is a null body.
+const BODY_SEPARATOR = '\u001e';
 
 /**
  * A batch of staged rows as the database takes it: SQLite binds every value of a
- * multi-row INSERT; PostgreSQL takes one JSON text of the row objects, taken apart by
- * json_to_recordset — about half the time of unnest() over one array parameter a column,
- * whose array literals PostgreSQL parses more slowly than JSON. Plain data: it crosses
+ * multi-row INSERT; PostgreSQL takes one JSON text of the row objects but their bodies,
+ * taken apart by json_to_recordset — about half the time of unnest() over one array
+ * parameter a column, whose array literals PostgreSQL parses more slowly than JSON — and
+ * the bodies in a text of their own, split by string_to_array. A body inside the JSON
+ * was a string of JSON escaped into JSON: a fifth of the time of each side's part of the
+ * write went to escaping and unescaping it (docs/benchmarks.md). Plain data: it crosses
  * from the worker thread that builds it to the one that writes it.
  */
 export type StagedBatch =
   | { dialect: 'sqlite'; rows: number; values: unknown[] }
-  | { dialect: 'postgres'; rows: number; json: string };
+  | { dialect: 'postgres'; rows: number; json: string; bodies: string };
 
 /** Collects rows into the batch their database takes, as they come. */
 export class BatchBuilder {
   private values: unknown[] = [];
-  private objects: StagedRow[] = [];
+  private objects: Omit<StagedRow, 'body'>[] = [];
+  private bodies: string[] = [];
   rows = 0;
 
   constructor(private readonly dialect: Dialect) {}
 
   add(row: StagedRow): void {
     this.rows++;
-    if (this.dialect === 'postgres') this.objects.push(row);
-    else for (const column of STAGED) this.values.push(row[column]);
+    if (this.dialect === 'postgres') {
+      const { body, ...fields } = row;
+      this.objects.push(fields);
+      this.bodies.push(body ?? '');
+    } else for (const column of STAGED) this.values.push(row[column]);
   }
 
   /** The batch of the rows added since the last one. */
@@ -101,8 +119,10 @@ export class BatchBuilder {
     this.rows = 0;
     if (this.dialect === 'postgres') {
       const json = JSON.stringify(this.objects);
+      const bodies = this.bodies.join(BODY_SEPARATOR);
       this.objects = [];
-      return { dialect: 'postgres', rows, json };
+      this.bodies = [];
+      return { dialect: 'postgres', rows, json, bodies };
     }
     const values = this.values;
     this.values = [];
@@ -126,11 +146,7 @@ export class StagingWriter {
     if (batch.rows === 0) return;
     if (batch.dialect === 'postgres') {
       const sent = this.trx.executeQuery(
-        CompiledQuery.raw(
-          `insert into ${STAGING} (${STAGED.join(', ')})
-           select ${STAGED.join(', ')} from json_to_recordset($1::json) as staged(${RECORDSET_COLUMNS})`,
-          [batch.json],
-        ),
+        CompiledQuery.raw(INSERT_BATCH, [batch.json, batch.bodies]),
       );
       // Awaited by the next write or by finish; marked as handled meanwhile, so that a
       // failure is not reported as unhandled before then.
