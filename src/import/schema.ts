@@ -93,6 +93,9 @@ const Column = z
     }
   });
 
+// The rules of columns. isPlainColumns below restates what it accepts, for speed: a rule
+// added here is added there too (test/unit/import-schema.test.ts fails when the check
+// accepts what this refuses, for inputs near the valid shape).
 export const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
 type ColumnsShape = z.output<typeof ColumnsShape>;
 
@@ -103,10 +106,9 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
  * Whether `columns` is valid by the plain shape every valid file's columns have: each a
  * plain object of exactly `name`, `type` and `value`, text and composite values of their
  * type, any other a JSON value. zod's record of strict refined objects (ColumnsShape) was
- * a third of an employee's validation, and half of it in a 50,000-employee file's
- * import (docs/benchmarks.md); this check is a twentieth of that. It accepts only what
- * ColumnsShape accepts (test/unit/import-schema.test.ts); anything else goes through
- * ColumnsShape, which decides and words the problems.
+ * half of an employee's validation (docs/benchmarks.md); this check takes a tenth of
+ * that. It accepts only what ColumnsShape accepts (test/unit/import-schema.test.ts);
+ * anything else goes through ColumnsShape, which decides and words the problems.
  */
 export function isPlainColumns(columns: unknown): boolean {
   // zod's record checks symbol keys too (and refuses them); JSON never has any.
