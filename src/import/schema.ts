@@ -99,6 +99,7 @@ const Column = z
 export const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
 type ColumnsShape = z.output<typeof ColumnsShape>;
 
+const COLUMN_FIELDS = ['name', 'type', 'value'];
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 
@@ -116,8 +117,11 @@ export function isPlainColumns(columns: unknown): boolean {
   for (const key of Object.keys(columns)) {
     const column = columns[key];
     if (key.length === 0 || !isPlainObject(column)) return false;
-    const exactly = ['name', 'type', 'value'].every((field) => Object.hasOwn(column, field));
-    if (Object.keys(column).length !== 3 || !exactly) return false;
+    // zod's strict object reads the three fields and refuses any other enumerable key.
+    const fields = Object.keys(column);
+    if (fields.length !== 3 || !COLUMN_FIELDS.every((field) => fields.includes(field))) {
+      return false;
+    }
     const { name, type, value } = column;
     if (typeof name !== 'string' || typeof type !== 'string' || !filled(type)) return false;
     if (type === 'text') {

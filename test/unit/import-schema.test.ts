@@ -108,6 +108,15 @@ describe('isPlainColumns', () => {
     ['a symbol key', { [Symbol('s')]: text }],
     ['an array', [text]],
     ['a class instance', { department: Object.assign(Object.create({ name: 'x' }), text) }],
+    [
+      'a field hidden from enumeration beside one more',
+      {
+        department: Object.defineProperty({ type: 'text', value: 'x', width: 3 }, 'name', {
+          value: 'Department',
+          enumerable: false,
+        }),
+      },
+    ],
   ])('leaves %s to ColumnsShape', (_, value) => {
     expect(isPlainColumns(value)).toBe(false);
   });
