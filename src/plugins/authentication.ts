@@ -50,7 +50,7 @@ export function organizationOf(request: FastifyRequest): string {
 
 export default fp(
   async (app) => {
-    const verifier = new ApiKeyVerifier(app.db, (error) =>
+    const verifier = new ApiKeyVerifier(app.db, app.dialect, (error) =>
       app.log.error({ err: error }, 'could not record API key last-used times'),
     );
     app.decorate('apiKeys', verifier);

@@ -88,6 +88,32 @@ describe('x-api-key authentication', () => {
     expect(lastUsed).toBeLessThanOrEqual(Date.now());
   });
 
+  it('records the last use of many keys in one flush, each its own time, and no other key', async () => {
+    const secrets = await Promise.all(
+      Array.from({ length: 3 }, (_, i) => server.createKey(ACME, `many ${i}`)),
+    );
+    const unused = await keyId(server, await server.createKey(ACME, 'unused'));
+    const times: number[] = [];
+    for (const secret of secrets) {
+      expect((await server.request('/ping', { key: secret })).status).toBe(200);
+      times.push(Date.now());
+      await sleep(5);
+    }
+    await server.app.apiKeys.flushLastUsed();
+    const keys = await listOrganizationApiKeys(server.database.db, ACME);
+    const lastUsed = await Promise.all(
+      secrets.map(async (secret) => {
+        const id = await keyId(server, secret);
+        return Date.parse(keys.find((k) => k.id === id)?.lastUsedAt ?? '');
+      }),
+    );
+    // Each no later than the moment after its request, and in the order they were used.
+    lastUsed.forEach((at, i) => expect(at).toBeLessThanOrEqual(times[i] as number));
+    expect([...lastUsed].sort((a, b) => a - b)).toEqual(lastUsed);
+    expect(new Set(lastUsed).size).toBe(3);
+    expect(keys.find((k) => k.id === unused)?.lastUsedAt).toBeNull();
+  });
+
   it('never writes a key, its hash or the header to the log', async () => {
     const secret = await server.createKey(ACME, 'logging');
     await server.request('/ping', { key: secret });

@@ -1,4 +1,5 @@
-import type { Db } from '../../db/connect.js';
+import { sql } from 'kysely';
+import type { Db, Dialect } from '../../db/connect.js';
 import type { ApiKeyRow } from '../../db/types.js';
 import { toIso } from '../../db/values.js';
 
@@ -88,11 +89,34 @@ export async function findActiveKeyByHash(
   return row && { id: row.id, organizationId: row.organization_id };
 }
 
-export async function recordLastUsed(db: Db, usedAt: ReadonlyMap<string, string>): Promise<void> {
+// Keys per statement of recordLastUsed: two values each, far below the bound parameters
+// of either database (SQLite 32,766).
+const LAST_USED_PER_STATEMENT = 500;
+
+/**
+ * Writes when keys were last used, in one statement per LAST_USED_PER_STATEMENT keys
+ * rather than one a key: a flush holds SQLite's one connection (which every request
+ * that reads the database waits for) and one of PostgreSQL's for that much less. 3,000
+ * keys on the benchmark's SQLite file: 66–75 ms a flush, most of it the commit, against
+ * 82–92 ms a statement a key.
+ */
+export async function recordLastUsed(
+  db: Db,
+  dialect: Dialect,
+  usedAt: ReadonlyMap<string, string>,
+): Promise<void> {
   if (usedAt.size === 0) return;
+  const entries = [...usedAt];
+  // A VALUES list's columns are column1, column2 on both databases; PostgreSQL reads
+  // the times as text, which a timestamptz column takes only by an explicit cast.
+  const at = dialect === 'postgres' ? sql`cast(v.column2 as timestamptz)` : sql`v.column2`;
   await db.transaction().execute(async (trx) => {
-    for (const [id, at] of usedAt) {
-      await trx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+    for (let start = 0; start < entries.length; start += LAST_USED_PER_STATEMENT) {
+      const rows = entries
+        .slice(start, start + LAST_USED_PER_STATEMENT)
+        .map(([id, when]) => sql`(${id}, ${when})`);
+      await sql`update api_keys set last_used_at = ${at}
+        from (values ${sql.join(rows)}) as v where api_keys.id = v.column1`.execute(trx);
     }
   });
 }

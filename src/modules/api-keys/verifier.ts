@@ -3,7 +3,7 @@
 // cached for a few seconds. Revocation is honoured within CACHE_TTL_MS on every
 // instance, because each instance forgets what it cached by then.
 import { LRUCache } from 'lru-cache';
-import type { Db } from '../../db/connect.js';
+import type { Db, Dialect } from '../../db/connect.js';
 import { findActiveKeyByHash, recordLastUsed } from './repository.js';
 import { hashSecret, isWellFormedSecret } from './secret.js';
 
@@ -30,6 +30,7 @@ export class ApiKeyVerifier {
 
   constructor(
     private readonly db: Db,
+    private readonly dialect: Dialect,
     private readonly onFlushError: (error: unknown) => void,
   ) {
     this.cache = new LRUCache<string, CacheEntry>({
@@ -58,7 +59,7 @@ export class ApiKeyVerifier {
     if (batch.size === 0) return;
     this.pendingLastUsed = new Map();
     try {
-      await recordLastUsed(this.db, batch);
+      await recordLastUsed(this.db, this.dialect, batch);
     } catch (error) {
       this.onFlushError(error);
     }
