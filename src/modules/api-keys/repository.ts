@@ -76,6 +76,30 @@ export async function revokeApiKey(db: Db, id: string, at: string): Promise<void
 }
 
 /** The key a request authenticates as: only a key that is not revoked. */
+// Hashes per statement of findActiveKeysByHash: far below either database's bound
+// parameters.
+const HASHES_PER_STATEMENT = 500;
+
+/** The keys of `secretHashes` that are not revoked, by hash. */
+export async function findActiveKeysByHash(
+  db: Db,
+  secretHashes: readonly string[],
+): Promise<Map<string, { id: string; organizationId: string }>> {
+  const active = new Map<string, { id: string; organizationId: string }>();
+  for (let start = 0; start < secretHashes.length; start += HASHES_PER_STATEMENT) {
+    const rows = await db
+      .selectFrom('api_keys')
+      .select(['secret_hash', 'id', 'organization_id'])
+      .where('secret_hash', 'in', secretHashes.slice(start, start + HASHES_PER_STATEMENT))
+      .where('revoked_at', 'is', null)
+      .execute();
+    for (const row of rows) {
+      active.set(row.secret_hash, { id: row.id, organizationId: row.organization_id });
+    }
+  }
+  return active;
+}
+
 export async function findActiveKeyByHash(
   db: Db,
   secretHash: string,
