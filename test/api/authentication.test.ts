@@ -108,7 +108,7 @@ describe('x-api-key authentication', () => {
       }),
     );
     // Each no later than the moment after its request, and in the order they were used.
-    lastUsed.forEach((at, i) => expect(at).toBeLessThanOrEqual(times[i] as number));
+    for (const [i, at] of lastUsed.entries()) expect(at).toBeLessThanOrEqual(times[i] as number);
     expect([...lastUsed].sort((a, b) => a - b)).toEqual(lastUsed);
     expect(new Set(lastUsed).size).toBe(3);
     expect(keys.find((k) => k.id === unused)?.lastUsedAt).toBeNull();

@@ -75,22 +75,27 @@ export async function revokeApiKey(db: Db, id: string, at: string): Promise<void
     .execute();
 }
 
-/** The key a request authenticates as: only a key that is not revoked. */
-// Hashes per statement of findActiveKeysByHash: far below either database's bound
-// parameters.
-const HASHES_PER_STATEMENT = 500;
+/** What a request authenticates as. */
+export interface ActiveKey {
+  id: string;
+  organizationId: string;
+}
+
+// Keys per statement where one statement reads or writes many (one or two values a key):
+// far below either database's bound parameters (SQLite 32,766).
+const KEYS_PER_STATEMENT = 500;
 
 /** The keys of `secretHashes` that are not revoked, by hash. */
 export async function findActiveKeysByHash(
   db: Db,
   secretHashes: readonly string[],
-): Promise<Map<string, { id: string; organizationId: string }>> {
-  const active = new Map<string, { id: string; organizationId: string }>();
-  for (let start = 0; start < secretHashes.length; start += HASHES_PER_STATEMENT) {
+): Promise<Map<string, ActiveKey>> {
+  const active = new Map<string, ActiveKey>();
+  for (let start = 0; start < secretHashes.length; start += KEYS_PER_STATEMENT) {
     const rows = await db
       .selectFrom('api_keys')
       .select(['secret_hash', 'id', 'organization_id'])
-      .where('secret_hash', 'in', secretHashes.slice(start, start + HASHES_PER_STATEMENT))
+      .where('secret_hash', 'in', secretHashes.slice(start, start + KEYS_PER_STATEMENT))
       .where('revoked_at', 'is', null)
       .execute();
     for (const row of rows) {
@@ -100,10 +105,11 @@ export async function findActiveKeysByHash(
   return active;
 }
 
+/** The key a request authenticates as: only a key that is not revoked. */
 export async function findActiveKeyByHash(
   db: Db,
   secretHash: string,
-): Promise<{ id: string; organizationId: string } | undefined> {
+): Promise<ActiveKey | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .select(['id', 'organization_id'])
@@ -113,12 +119,8 @@ export async function findActiveKeyByHash(
   return row && { id: row.id, organizationId: row.organization_id };
 }
 
-// Keys per statement of recordLastUsed: two values each, far below the bound parameters
-// of either database (SQLite 32,766).
-const LAST_USED_PER_STATEMENT = 500;
-
 /**
- * Writes when keys were last used, in one statement per LAST_USED_PER_STATEMENT keys
+ * Writes when keys were last used, in one statement per KEYS_PER_STATEMENT keys
  * rather than one a key: a flush holds SQLite's one connection (which every request
  * that reads the database waits for) and one of PostgreSQL's for that much less. 3,000
  * keys on the benchmark's SQLite file: 66–75 ms a flush, most of it the commit, against
@@ -135,9 +137,9 @@ export async function recordLastUsed(
   // the times as text, which a timestamptz column takes only by an explicit cast.
   const at = dialect === 'postgres' ? sql`cast(v.column2 as timestamptz)` : sql`v.column2`;
   await db.transaction().execute(async (trx) => {
-    for (let start = 0; start < entries.length; start += LAST_USED_PER_STATEMENT) {
+    for (let start = 0; start < entries.length; start += KEYS_PER_STATEMENT) {
       const rows = entries
-        .slice(start, start + LAST_USED_PER_STATEMENT)
+        .slice(start, start + KEYS_PER_STATEMENT)
         .map(([id, when]) => sql`(${id}, ${when})`);
       await sql`update api_keys set last_used_at = ${at}
         from (values ${sql.join(rows)}) as v where api_keys.id = v.column1`.execute(trx);
