@@ -12,13 +12,16 @@
 // CACHE_TTL_MS after the lookup that gave them began.
 import { LRUCache } from 'lru-cache';
 import type { Db, Dialect } from '../../db/connect.js';
-import { findActiveKeyByHash, findActiveKeysByHash, recordLastUsed } from './repository.js';
+import {
+  type ActiveKey,
+  findActiveKeyByHash,
+  findActiveKeysByHash,
+  recordLastUsed,
+} from './repository.js';
 import { hashSecret, isWellFormedSecret } from './secret.js';
 
-export interface AuthenticatedKey {
-  readonly id: string;
-  readonly organizationId: string;
-}
+/** The key and organisation a request authenticates as. */
+export type AuthenticatedKey = Readonly<ActiveKey>;
 
 // decisions.md: a revoked key gets 401 within 5 s on every instance. 4 s, counted from
 // when the lookup began, leaves a second for the request that is already in flight.
