@@ -1,7 +1,8 @@
 // The key verifier's cache (src/modules/api-keys/verifier.ts) on a real SQLite database and
-// a clock the test moves: the keys in use are confirmed together, so that a key in steady
-// use is never looked up on its own after its first request; a revocation is seen at the
-// next confirmation round; an idle key's answer expires CACHE_TTL_MS after its lookup.
+// a clock the test moves: the keys in use are confirmed together, so that a key in use is
+// never looked up on its own after its first request; a revocation is seen at the next
+// confirmation round; a key idle for longer than CONFIRM_WHILE_USED_MS is no longer
+// confirmed, and its answer expires CACHE_TTL_MS after the last round.
 import type { KyselyPlugin } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
@@ -12,6 +13,7 @@ import {
   ApiKeyVerifier,
   CACHE_TTL_MS,
   CONFIRM_EVERY_MS,
+  CONFIRM_WHILE_USED_MS,
 } from '../../src/modules/api-keys/verifier.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
@@ -101,21 +103,28 @@ describe('ApiKeyVerifier', () => {
     expect(reads.single).toBe(1);
   });
 
-  it('confirms only keys used since the last round: an idle key’s answer expires at CACHE_TTL_MS', async () => {
+  it('keeps confirming a key used in bursts, and stops once it has been idle for CONFIRM_WHILE_USED_MS', async () => {
     const [key] = keys;
     if (!key || !database) throw new Error('no key');
     expect(await idOf(key.secret)).toBe(key.id);
-    at(CONFIRM_EVERY_MS);
-    await verifier?.confirmKeysInUse();
-    expect(reads.batch).toBe(1);
-    at(2 * CONFIRM_EVERY_MS);
-    await verifier?.confirmKeysInUse();
-    expect(reads.batch).toBe(1);
-
-    await revokeApiKeyById(database.db, key.id);
-    at(CONFIRM_EVERY_MS + CACHE_TTL_MS - 1);
+    // Idle, but used within the window: each round confirms it, and a burst long after
+    // its first answer's expiry finds it answered.
+    const rounds = Math.floor(CONFIRM_WHILE_USED_MS / CONFIRM_EVERY_MS) - 1;
+    for (let round = 1; round <= rounds; round++) {
+      at(round * CONFIRM_EVERY_MS);
+      await verifier?.confirmKeysInUse();
+    }
+    expect(reads.batch).toBe(rounds);
     expect(await idOf(key.secret)).toBe(key.id);
-    at(CONFIRM_EVERY_MS + CACHE_TTL_MS + 1);
+    expect(reads.single).toBe(1);
+
+    // Idle for the whole window: no longer confirmed, and its answer expires.
+    const lastUse = rounds * CONFIRM_EVERY_MS;
+    at(lastUse + CONFIRM_WHILE_USED_MS);
+    await verifier?.confirmKeysInUse();
+    expect(reads.batch).toBe(rounds);
+    await revokeApiKeyById(database.db, key.id);
+    at(lastUse + CONFIRM_WHILE_USED_MS + CACHE_TTL_MS);
     expect(await verifier?.verify(key.secret)).toBeNull();
     expect(reads.single).toBe(2);
   });

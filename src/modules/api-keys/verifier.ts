@@ -4,12 +4,13 @@
 // instance, because each instance forgets what it cached by then.
 //
 // The keys in use are confirmed together: every CONFIRM_EVERY_MS one query (a statement
-// per CONFIRM_PER_STATEMENT keys) looks up again every key used since the last round,
-// and renews its answer, or refuses it from then on if it was revoked. A key in steady
-// use is thus never looked up on its own and its requests never wait for the database;
-// with one lookup a key every 4 s, 3,000 keys in use made 750 round trips a second to
-// PostgreSQL (docs/benchmarks.md). Should the rounds fail, answers still expire
-// CACHE_TTL_MS after the lookup that gave them began.
+// per 500 keys) looks up again every key used in the last CONFIRM_WHILE_USED_MS, and
+// renews its answer, or refuses it from then on if it was revoked. A key in use — also
+// one used in bursts, minutes apart — is thus never looked up on its own and its
+// requests never wait for the database; with one lookup a key every 4 s, 3,000 keys in
+// use made 750 round trips a second to PostgreSQL, and a burst after a pause of more
+// than 4 s began with a lookup of each key (docs/benchmarks.md). Should the rounds fail,
+// answers still expire CACHE_TTL_MS after the lookup that gave them began.
 import { LRUCache } from 'lru-cache';
 import type { Db, Dialect } from '../../db/connect.js';
 import {
@@ -27,6 +28,7 @@ export type AuthenticatedKey = Readonly<ActiveKey>;
 // when the lookup began, leaves a second for the request that is already in flight.
 export const CACHE_TTL_MS = 4_000;
 export const CONFIRM_EVERY_MS = 1_000;
+export const CONFIRM_WHILE_USED_MS = 60_000;
 // Bounded so that a flood of well-formed but unknown keys cannot grow memory; such a
 // flood is also throttled per client address by the failed-authentication limit.
 const CACHE_MAX_ENTRIES = 10_000;
@@ -42,8 +44,8 @@ export interface Clock {
 
 export class ApiKeyVerifier {
   private readonly cache: LRUCache<string, CacheEntry>;
-  /** Secret hashes of the valid keys used since the last confirmation round. */
-  private usedSinceConfirmed = new Set<string>();
+  /** Secret hash of each valid key used in the last CONFIRM_WHILE_USED_MS → when. */
+  private recentlyUsed = new Map<string, number>();
   private confirming = false;
   /** Key id → when it was last used (ms since the epoch), written by flushLastUsed. */
   private pendingLastUsed = new Map<string, number>();
@@ -83,23 +85,28 @@ export class ApiKeyVerifier {
     const entry = await this.cache.fetch(secretHash);
     const key = entry?.key ?? null;
     if (key) {
-      this.usedSinceConfirmed.add(secretHash);
+      this.recentlyUsed.set(secretHash, this.clock.now());
       this.pendingLastUsed.set(key.id, Date.now());
     }
     return key;
   }
 
   /**
-   * One confirmation round: the keys used since the last round, looked up together; each
-   * answer renewed from when the round began, or turned into a refusal. A round still
-   * running when the next is due is not overlapped; a failed one renews nothing.
+   * One confirmation round: the keys used in the last CONFIRM_WHILE_USED_MS, looked up
+   * together; each answer renewed from when the round began, or turned into a refusal.
+   * A round still running when the next is due is not overlapped; a failed one renews
+   * nothing.
    */
   async confirmKeysInUse(): Promise<void> {
-    if (this.confirming || this.usedSinceConfirmed.size === 0) return;
-    this.confirming = true;
-    const hashes = [...this.usedSinceConfirmed];
-    this.usedSinceConfirmed = new Set();
+    if (this.confirming) return;
     const began = this.clock.now();
+    const hashes: string[] = [];
+    for (const [secretHash, usedAt] of this.recentlyUsed) {
+      if (began - usedAt < CONFIRM_WHILE_USED_MS) hashes.push(secretHash);
+      else this.recentlyUsed.delete(secretHash);
+    }
+    if (hashes.length === 0) return;
+    this.confirming = true;
     try {
       const active = await findActiveKeysByHash(this.db, hashes);
       const ttl = this.ttlSince(began);
