@@ -81,29 +81,9 @@ export interface ActiveKey {
   organizationId: string;
 }
 
-// Keys per statement where one statement reads or writes many (one or two values a key):
-// far below either database's bound parameters (SQLite 32,766).
+// Keys per statement of recordLastUsed (two values a key): far below either database's
+// bound parameters (SQLite 32,766).
 const KEYS_PER_STATEMENT = 500;
-
-/** The keys of `secretHashes` that are not revoked, by hash. */
-export async function findActiveKeysByHash(
-  db: Db,
-  secretHashes: readonly string[],
-): Promise<Map<string, ActiveKey>> {
-  const active = new Map<string, ActiveKey>();
-  for (let start = 0; start < secretHashes.length; start += KEYS_PER_STATEMENT) {
-    const rows = await db
-      .selectFrom('api_keys')
-      .select(['secret_hash', 'id', 'organization_id'])
-      .where('secret_hash', 'in', secretHashes.slice(start, start + KEYS_PER_STATEMENT))
-      .where('revoked_at', 'is', null)
-      .execute();
-    for (const row of rows) {
-      active.set(row.secret_hash, { id: row.id, organizationId: row.organization_id });
-    }
-  }
-  return active;
-}
 
 /** The key a request authenticates as: only a key that is not revoked. */
 export async function findActiveKeyByHash(
