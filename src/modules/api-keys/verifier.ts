@@ -23,7 +23,9 @@ type CacheEntry = { key: AuthenticatedKey | null };
 
 export class ApiKeyVerifier {
   private readonly cache: LRUCache<string, CacheEntry>;
-  private pendingLastUsed = new Map<string, string>();
+  /** Key id → when it was last used (ms since the epoch): a number per request, text only
+   * when written. */
+  private pendingLastUsed = new Map<string, number>();
   private readonly flushTimer: NodeJS.Timeout;
 
   constructor(
@@ -48,7 +50,7 @@ export class ApiKeyVerifier {
     if (secret === undefined || !isWellFormedSecret(secret)) return null;
     const entry = await this.cache.fetch(hashSecret(secret));
     const key = entry?.key ?? null;
-    if (key) this.pendingLastUsed.set(key.id, new Date().toISOString());
+    if (key) this.pendingLastUsed.set(key.id, Date.now());
     return key;
   }
 
@@ -57,7 +59,8 @@ export class ApiKeyVerifier {
     if (batch.size === 0) return;
     this.pendingLastUsed = new Map();
     try {
-      await recordLastUsed(this.db, this.dialect, batch);
+      const usedAt = new Map([...batch].map(([id, at]) => [id, new Date(at).toISOString()]));
+      await recordLastUsed(this.db, this.dialect, usedAt);
     } catch (error) {
       this.onFlushError(error);
     }
