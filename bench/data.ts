@@ -33,13 +33,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DataSetInput } from '../src/import/schema.js';
+import { parseFlags, wholeNumberFlag } from './options.js';
 
 export const ORGANIZATIONS = 20;
 export const CYCLES_PER_ORGANIZATION = 10;
@@ -555,7 +555,7 @@ const median = (values: number[]) => {
 };
 
 async function main() {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     options: {
       employees: { type: 'string', default: '1000000' },
       deep: { type: 'string', default: '500000' },
@@ -565,8 +565,8 @@ async function main() {
       keep: { type: 'boolean', default: false },
     },
   });
-  const total = Number(values.employees);
-  const deep = Number(values.deep);
+  const total = wholeNumberFlag('employees', values.employees, 1);
+  const deep = wholeNumberFlag('deep', values.deep, 0);
   const full = !values['only-load'];
   const config = loadConfig({
     ...process.env,

@@ -18,9 +18,10 @@
 //    bench/server.js's only.
 // 4. The Node ceiling (bench/ceiling.js): a bare node:http server that answers each URL
 //    with the bytes compplan answered it with (status, headers, body), doing nothing else.
-// 5. autocannon, --connections connections, per scenario and run: compplan, then the
-//    ceiling, interleaved, so that the machine's load (shared, noisy) hits both alike.
-//    Medians over --runs runs. The server's resident memory is sampled throughout.
+// 5. autocannon, --connections connections, per scenario and run: compplan (after
+//    --warm-up seconds of unmeasured load, so that its steady state is measured), then
+//    the ceiling, interleaved, so that the machine's load (shared, noisy) hits both
+//    alike. Medians over --runs runs. The server's resident memory is sampled throughout.
 // 6. docs/benchmarks.md (the part between its api-bench markers) and docs/benchmarks.svg.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,7 +30,6 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
@@ -41,17 +41,19 @@ import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { redisAvailable, startRedis } from '../test/helpers/services/redis.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION, organizationSlug } from './data.js';
+import { parseFlags, wholeNumberFlag } from './options.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LIST = '/v1/compensationPlanning/meritCycles';
 const FIRST_CYCLE = 'mc_00000001-0000-4000-8000-000000000001';
 const DEEP_PAGES = 50; // distinct pages around page 5,000: a walk, not one cached page
 
-const { values: args } = parseArgs({
+const { values: args } = parseFlags({
   options: {
     databases: { type: 'string', default: 'sqlite,postgres' },
     runs: { type: 'string', default: '3' },
     duration: { type: 'string', default: '3' },
+    'warm-up': { type: 'string', default: '1' },
     connections: { type: 'string', default: '50' },
     keys: { type: 'string', default: '3000' },
     sqlite: { type: 'string', default: join(ROOT, 'data', 'bench.db') },
@@ -70,10 +72,14 @@ if (args.help) {
   );
   process.exit(0);
 }
-const RUNS = Number(args.runs);
-const DURATION = Number(args.duration);
-const CONNECTIONS = Number(args.connections);
-const DEEP_PAGE = Number(args['deep-page']);
+const RUNS = wholeNumberFlag('runs', args.runs, 1);
+const DURATION = wholeNumberFlag('duration', args.duration, 1);
+const WARM_UP = wholeNumberFlag('warm-up', args['warm-up'], 0);
+const CONNECTIONS = wholeNumberFlag('connections', args.connections, 1);
+const KEYS = wholeNumberFlag('keys', args.keys, 1);
+const EMPLOYEES = wholeNumberFlag('employees', args.employees, 1);
+const DEEP = wholeNumberFlag('deep', args.deep, 1);
+const DEEP_PAGE = wholeNumberFlag('deep-page', args['deep-page'], DEEP_PAGES);
 
 type Mode = 'limiter on' | 'limiter on (Redis)' | 'limiter off' | 'limiter on, no cache';
 interface Scenario {
@@ -203,9 +209,9 @@ async function prepare(databaseUrl: string) {
         'bench/data.ts',
         [
           '--employees',
-          args.employees,
+          String(EMPLOYEES),
           '--deep',
-          args.deep,
+          String(DEEP),
           '--database',
           databaseUrl,
           '--only-load',
@@ -219,7 +225,7 @@ async function prepare(databaseUrl: string) {
   const orgs = { first: organizationSlug(0), deep: DEEP_ORGANIZATION };
   const keys = { first: [] as string[], deep: [] as string[] };
   for (const which of ['first', 'deep'] as const) {
-    for (let i = 0; i < Number(args.keys); i++) {
+    for (let i = 0; i < KEYS; i++) {
       keys[which].push(
         (await createApiKey(database.db, { org: orgs[which], name: `bench ${i}` })).key,
       );
@@ -468,6 +474,12 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
           for (const row of rows.filter((r) => r.scenario === scenario.name)) {
             const server = servers.get(row.mode);
             if (!server) continue;
+            // Unmeasured load first, so that the run measures the server in its steady
+            // state: since its last run of this scenario it has idled while the other
+            // servers and the ceiling ran (20 s and more), and every key's cached answer
+            // has expired (at most 4 s: revocation within 5 s), so the first second would
+            // otherwise measure 3,000 key lookups. The ceiling keeps nothing to warm.
+            if (WARM_UP > 0) await load(server.url, scenario, keys[scenario.org], WARM_UP);
             row.runs.push(
               await load(server.url, scenario, keys[scenario.org], DURATION, server.child.pid),
             );
@@ -679,7 +691,7 @@ function report(
     '',
     '### Every scenario',
     '',
-    `Medians of ${RUNS} runs of ${DURATION} s, ${CONNECTIONS} connections, each compplan run followed at once by a ceiling run of the same scenario (ratio: the median of the per-run ratios). Ceiling p99: the latency the load generator and the machine give the same bytes sent with no work at all, the floor under compplan's p99. CPU µs/request: the CPU time (user + system, from /proc) the server process spent per request answered, compplan's and, in brackets, the ceiling's; it moves less with the machine's load than req/s does, and leaves out PostgreSQL's and Redis's own processes. Non-2xx must be 0: any 429 would mean the quota, not the server, was measured.`,
+    `Medians of ${RUNS} runs of ${DURATION} s, ${CONNECTIONS} connections, each compplan run (after ${WARM_UP} s of unmeasured load on it) followed at once by a ceiling run of the same scenario (ratio: the median of the per-run ratios). Ceiling p99: the latency the load generator and the machine give the same bytes sent with no work at all, the floor under compplan's p99. CPU µs/request: the CPU time (user + system, from /proc) the server process spent per request answered, compplan's and, in brackets, the ceiling's; it moves less with the machine's load than req/s does, and leaves out PostgreSQL's and Redis's own processes. Non-2xx must be 0: any 429 would mean the quota, not the server, was measured.`,
     '',
     ...lines,
     '',

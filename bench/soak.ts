@@ -29,10 +29,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/db/connect.js';
 import { createApiKey } from '../src/modules/api-keys/service.js';
+import { parseFlags, wholeNumberFlag } from './options.js';
 
 const REPO_ROOT = new URL('..', import.meta.url).pathname;
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
@@ -40,7 +40,7 @@ const CYCLES = 10;
 const ORG = 'soak';
 const LIST = '/v1/compensationPlanning/meritCycles';
 
-const { values: args } = parseArgs({
+const { values: args } = parseFlags({
   options: {
     duration: { type: 'string', default: '120' },
     employees: { type: 'string', default: '100000' },
@@ -57,11 +57,11 @@ if (args.help) {
   );
   process.exit(0);
 }
-const DURATION_S = Number(args.duration);
-const EMPLOYEES = Number(args.employees);
-const KEYS = Number(args.keys);
-const CONNECTIONS = Number(args.connections);
-const QUOTA = Number(args.quota);
+const DURATION_S = wholeNumberFlag('duration', args.duration, 1);
+const EMPLOYEES = wholeNumberFlag('employees', args.employees, 1);
+const KEYS = wholeNumberFlag('keys', args.keys, 1);
+const CONNECTIONS = wholeNumberFlag('connections', args.connections, 1);
+const QUOTA = wholeNumberFlag('quota', args.quota, 1);
 
 const cycleId = (c: number) => `mc_80000000-0000-4000-8000-${String(c).padStart(12, '0')}`;
 
