@@ -222,6 +222,15 @@ async function prepare(databaseUrl: string) {
     );
     log(`loaded in ${((performance.now() - loadStarted) / 1000).toFixed(0)} s`);
   }
+  if (database.dialect === 'postgres') {
+    // A cluster just loaded has its vacuum ahead of it: autovacuum would set the hint
+    // bits and visibility map of 1,500,000 new rows while the servers are measured, on
+    // the same two cores. Done now, so that the runs measure the API, not the cleanup.
+    const vacuumStarted = performance.now();
+    await sql`vacuum (analyze)`.execute(database.db);
+    await sql`checkpoint`.execute(database.db);
+    log(`vacuumed in ${((performance.now() - vacuumStarted) / 1000).toFixed(0)} s`);
+  }
   const orgs = { first: organizationSlug(0), deep: DEEP_ORGANIZATION };
   const keys = { first: [] as string[], deep: [] as string[] };
   for (const which of ['first', 'deep'] as const) {
