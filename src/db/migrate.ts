@@ -7,6 +7,7 @@ import { coveringPageIndex } from './migrations/0003-covering-page-index.js';
 import { columnsOnlyInBody } from './migrations/0004-columns-only-in-body.js';
 import { employeeCycleKey } from './migrations/0005-employee-cycle-key.js';
 import { employeesInPageOrder } from './migrations/0006-employees-in-page-order.js';
+import { apiKeysRevision } from './migrations/0007-api-keys-revision.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -16,6 +17,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0004-columns-only-in-body': columnsOnlyInBody(dialect),
     '0005-employee-cycle-key': employeeCycleKey(dialect),
     '0006-employees-in-page-order': employeesInPageOrder(dialect),
+    '0007-api-keys-revision': apiKeysRevision(dialect),
   };
 }
 

@@ -96,9 +96,16 @@ export interface SessionsTable {
   expires_at: Timestamp;
 }
 
+/** One row (id 1): changes whenever a key may have stopped being valid (migration 0007). */
+export interface ApiKeysRevisionTable {
+  id: number;
+  revision: number | string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
+  api_keys_revision: ApiKeysRevisionTable;
   merit_cycles: MeritCyclesTable;
   merit_cycle_employees: MeritCycleEmployeesTable;
   server_secrets: ServerSecretsTable;

@@ -10,6 +10,7 @@ export interface Metrics {
   readonly rateLimited: Counter<'limit'>;
   readonly authFailures: Counter;
   readonly responseCache: Counter<'result'>;
+  readonly apiKeyLookups: Counter;
 }
 
 declare module 'fastify' {
@@ -48,6 +49,11 @@ export default fp(
     const authFailures = new Counter({
       name: 'compplan_auth_failures_total',
       help: 'Requests with a missing, malformed, unknown or revoked API key.',
+      registers: [registry],
+    });
+    const apiKeyLookups = new Counter({
+      name: 'compplan_api_key_lookups_total',
+      help: 'API keys looked up in the database: the first request with a key, and the first after any key was revoked or changed (answers are kept while the database confirms, once a second, that no key changed).',
       registers: [registry],
     });
     const responseCache = new Counter({
@@ -91,7 +97,13 @@ export default fp(
       duration.observe(labels, reply.elapsedTime / 1000);
     });
 
-    app.decorate<Metrics>('metrics', { registry, rateLimited, authFailures, responseCache });
+    app.decorate<Metrics>('metrics', {
+      registry,
+      rateLimited,
+      authFailures,
+      responseCache,
+      apiKeyLookups,
+    });
   },
   { name: 'metrics', dependencies: ['database'] },
 );

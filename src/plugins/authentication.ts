@@ -50,11 +50,20 @@ export function organizationOf(request: FastifyRequest): string {
 
 export default fp(
   async (app) => {
-    const verifier = new ApiKeyVerifier(app.db, app.dialect, (error) =>
-      app.log.error({ err: error }, 'could not record API key last-used times'),
-    );
+    const lookups = app.metrics.apiKeyLookups;
+    const verifier = new ApiKeyVerifier(app.db, app.dialect, {
+      onLookup: () => lookups.inc(),
+      onError: (error, what) =>
+        what === 'last-used'
+          ? app.log.error({ err: error }, 'could not record API key last-used times')
+          : app.log.warn(
+              { err: error },
+              'cannot confirm API keys: each answer is used for at most 4 s until the database answers again',
+            ),
+    });
     app.decorate('apiKeys', verifier);
     app.decorateRequest('apiKey', null);
+    app.addHook('onReady', () => verifier.start());
     // Registered before the database plugin's onClose runs, so pending writes land.
     app.addHook('preClose', () => verifier.close());
   },

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readKeysRevision } from '../../src/modules/api-keys/repository.js';
 import { listOrganizationApiKeys, revokeApiKeyById } from '../../src/modules/api-keys/service.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -71,6 +72,56 @@ describe('x-api-key authentication', () => {
     }
     expect(status).toBe(401);
     expect(Date.now() - revokedAt).toBeLessThan(5_000);
+  });
+
+  // The answers kept are confirmed once a second (verifier.ts): a revocation is seen at
+  // the next confirmation, well before the 4 s an unconfirmed answer may be used.
+  it('refuses a key revoked by SQL typed by hand within 2.5 seconds (the next confirmation), not only by the command', async () => {
+    const secret = await server.createKey(ACME, 'revoked by hand');
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    const id = await keyId(server, secret);
+    const revokedAt = Date.now();
+    await server.database.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
+    let status = 200;
+    while (status === 200 && Date.now() - revokedAt < 6_000) {
+      status = (await server.request('/ping', { key: secret })).status;
+      if (status === 200) await sleep(100);
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - revokedAt).toBeLessThan(2_500);
+  });
+
+  it('refuses a key deleted from the database within 2.5 seconds', async () => {
+    const secret = await server.createKey(ACME, 'deleted by hand');
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    const id = await keyId(server, secret);
+    const deletedAt = Date.now();
+    await server.database.db.deleteFrom('api_keys').where('id', '=', id).execute();
+    let status = 200;
+    while (status === 200 && Date.now() - deletedAt < 6_000) {
+      status = (await server.request('/ping', { key: secret })).status;
+      if (status === 200) await sleep(100);
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - deletedAt).toBeLessThan(2_500);
+  });
+
+  it('looks a key up once, however long the pauses between its requests, while no key changes', async () => {
+    const lookups = async () =>
+      ((await server.app.metrics.apiKeyLookups.get()).values[0]?.value ?? 0) as number;
+    const secret = await server.createKey(ACME, 'used now and then');
+    const before = await lookups();
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    expect(await lookups()).toBe(before + 1);
+    // Longer than an unconfirmed answer may be used (4 s): the confirmations keep it.
+    await sleep(5_000);
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    expect(await lookups()).toBe(before + 1);
   });
 
   it('records when a key was last used, in batches rather than a write per request', async () => {
@@ -171,5 +222,41 @@ describe('authentication comes before everything else', () => {
       expect(response.status).toBe(401);
       expect(((await response.json()) as { message: string }).message).toBe(UNAUTHORIZED);
     }
+  });
+});
+
+// Migration 0007: what moves the number each server reads once a second.
+describe('the API keys revision', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [acmeDataSet()] });
+  });
+  afterAll(() => server.close());
+
+  it('moves when a key is revoked, its secret or organisation changed, or deleted; not when a key is created or used', async () => {
+    const { db } = server.database;
+    const revision = () => readKeysRevision(db);
+    const secret = await server.createKey(ACME, 'watched');
+    const id = await keyId(server, secret);
+    const start = await revision();
+
+    await server.createKey(ACME, 'another');
+    expect((await server.request('/ping', { key: secret })).status).toBe(200);
+    await server.app.apiKeys.flushLastUsed();
+    await db.updateTable('api_keys').set({ name: 'renamed' }).where('id', '=', id).execute();
+    expect(await revision()).toBe(start);
+
+    await db
+      .updateTable('api_keys')
+      .set({ secret_hash: 'f'.repeat(64) })
+      .where('id', '=', id)
+      .execute();
+    expect(await revision()).toBeGreaterThan(start);
+    const afterSecret = await revision();
+    await revokeApiKeyById(db, id);
+    expect(await revision()).toBeGreaterThan(afterSecret);
+    const afterRevoke = await revision();
+    await db.deleteFrom('api_keys').where('id', '=', id).execute();
+    expect(await revision()).toBeGreaterThan(afterRevoke);
   });
 });

@@ -100,6 +100,20 @@ export async function findActiveKeyByHash(
 }
 
 /**
+ * The number that changes whenever a key may have stopped being valid (migration 0007:
+ * triggers bump it in the transaction that revokes, changes or deletes a key).
+ */
+export async function readKeysRevision(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys_revision')
+    .select('revision')
+    .where('id', '=', 1)
+    .executeTakeFirstOrThrow();
+  // PostgreSQL's bigint arrives as text.
+  return Number(row.revision);
+}
+
+/**
  * Writes when keys were last used, in one statement per KEYS_PER_STATEMENT keys
  * rather than one a key: a flush holds SQLite's one connection (which every request
  * that reads the database waits for) and one of PostgreSQL's for that much less. 3,000

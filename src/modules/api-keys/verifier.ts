@@ -1,57 +1,141 @@
 // Turns an x-api-key header into the key and organisation it authenticates, fast:
-// malformed keys are refused without touching the database, and database answers are
-// cached for a few seconds. Revocation is honoured within CACHE_TTL_MS on every
-// instance, because each instance forgets what it cached by then.
+// malformed keys are refused without touching the database, and the database's answer
+// for a key is kept in memory.
+//
+// A kept answer stays usable while the database confirms that no key has changed since:
+// once a second each instance reads one number that triggers bump whenever a key is
+// revoked, changed or deleted (migration 0007), and when it has moved, everything kept
+// before is looked up again. So a key in use costs one lookup when first seen, however
+// long the pauses between its requests (a report that runs every minute, a dashboard
+// refreshed every 10 s), and a revocation reaches every instance within about a second.
+// Should confirmations fail (the database unreachable), an answer is used for at most
+// UNCONFIRMED_MS after its lookup or the last confirmation: revocation within 5 s holds
+// either way (decisions.md).
 import { LRUCache } from 'lru-cache';
 import type { Db, Dialect } from '../../db/connect.js';
-import { type ActiveKey, findActiveKeyByHash, recordLastUsed } from './repository.js';
+import {
+  type ActiveKey,
+  findActiveKeyByHash,
+  readKeysRevision,
+  recordLastUsed,
+} from './repository.js';
 import { hashSecret, isWellFormedSecret } from './secret.js';
 
 /** The key and organisation a request authenticates as. */
 export type AuthenticatedKey = Readonly<ActiveKey>;
 
+// How often each instance asks whether any key has changed.
+const CONFIRM_EVERY_MS = 1_000;
 // decisions.md: a revoked key gets 401 within 5 s on every instance. 4 s leaves a second
 // for the request that is already in flight.
-const CACHE_TTL_MS = 4_000;
+const UNCONFIRMED_MS = 4_000;
 // Bounded so that a flood of well-formed but unknown keys cannot grow memory; such a
 // flood is also throttled per client address by the failed-authentication limit.
 const CACHE_MAX_ENTRIES = 10_000;
 // last_used_at is written in batches, not on every request: it is accurate to this.
 const LAST_USED_FLUSH_MS = 15_000;
 
-type CacheEntry = { key: AuthenticatedKey | null };
+interface CacheEntry {
+  key: AuthenticatedKey | null;
+  /** The generation when the lookup began: a change seen since voids the answer. */
+  generation: number;
+  /** performance.now() when the lookup began. */
+  lookedUpAt: number;
+}
+
+export interface VerifierEvents {
+  /** A key was looked up in the database (metrics: how often authentication reads it). */
+  onLookup?: () => void;
+  /** Last-used times could not be written, or confirmations began to fail (once until
+   * one succeeds again). */
+  onError: (error: unknown, what: 'last-used' | 'confirmation') => void;
+}
 
 export class ApiKeyVerifier {
   private readonly cache: LRUCache<string, CacheEntry>;
+  /** Bumped whenever the keys' revision is seen to move: older answers are void. */
+  private generation = 0;
+  private keysRevision: number | undefined;
+  /** performance.now() when the last confirmation that succeeded began. */
+  private confirmedAt = Number.NEGATIVE_INFINITY;
+  private confirming = false;
+  private confirmationFailing = false;
   /** Key id → when it was last used (ms since the epoch): a number per request, text only
    * when written. */
   private pendingLastUsed = new Map<string, number>();
-  private readonly flushTimer: NodeJS.Timeout;
+  private readonly timers: NodeJS.Timeout[];
 
   constructor(
     private readonly db: Db,
     private readonly dialect: Dialect,
-    private readonly onFlushError: (error: unknown) => void,
+    private readonly events: VerifierEvents,
   ) {
     this.cache = new LRUCache<string, CacheEntry>({
       max: CACHE_MAX_ENTRIES,
-      ttl: CACHE_TTL_MS,
-      // Concurrent requests with the same new key share one database lookup.
-      fetchMethod: async (secretHash) => ({
-        key: (await findActiveKeyByHash(this.db, secretHash)) ?? null,
-      }),
+      // Concurrent requests with the same key share one database lookup.
+      fetchMethod: async (secretHash) => {
+        const entry = { generation: this.generation, lookedUpAt: performance.now() };
+        this.events.onLookup?.();
+        return { ...entry, key: (await findActiveKeyByHash(this.db, secretHash)) ?? null };
+      },
     });
-    this.flushTimer = setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS);
-    this.flushTimer.unref();
+    this.timers = [
+      setInterval(() => void this.confirm(), CONFIRM_EVERY_MS),
+      setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS),
+    ];
+    for (const timer of this.timers) timer.unref();
+  }
+
+  /** Reads the keys' revision once before serving, so that answers are confirmed at once. */
+  async start(): Promise<void> {
+    await this.confirm();
   }
 
   /** The key the secret belongs to, or null when it is malformed, unknown or revoked. */
   async verify(secret: string | undefined): Promise<AuthenticatedKey | null> {
     if (secret === undefined || !isWellFormedSecret(secret)) return null;
-    const entry = await this.cache.fetch(hashSecret(secret));
+    const secretHash = hashSecret(secret);
+    let entry = await this.cache.fetch(secretHash);
+    // A fresh lookup is this request's answer even if a change is seen while it runs: the
+    // two were simultaneous. It is kept under the generation it began in, so the next
+    // request looks up again.
+    if (entry && !this.usable(entry)) {
+      entry = await this.cache.fetch(secretHash, { forceRefresh: true });
+    }
     const key = entry?.key ?? null;
     if (key) this.pendingLastUsed.set(key.id, Date.now());
     return key;
+  }
+
+  private usable(entry: CacheEntry): boolean {
+    if (entry.generation !== this.generation) return false;
+    return performance.now() - Math.max(entry.lookedUpAt, this.confirmedAt) < UNCONFIRMED_MS;
+  }
+
+  /**
+   * Confirms the answers kept: when the keys' revision has not moved since the last
+   * reading, every answer that was right then is still right as of when this reading
+   * began; when it has, all of them are void.
+   */
+  async confirm(): Promise<void> {
+    if (this.confirming) return;
+    this.confirming = true;
+    const startedAt = performance.now();
+    try {
+      const revision = await readKeysRevision(this.db);
+      if (revision !== this.keysRevision) {
+        this.keysRevision = revision;
+        this.generation++;
+      }
+      this.confirmedAt = startedAt;
+      this.confirmationFailing = false;
+    } catch (error) {
+      // Once per outage, not every second.
+      if (!this.confirmationFailing) this.events.onError(error, 'confirmation');
+      this.confirmationFailing = true;
+    } finally {
+      this.confirming = false;
+    }
   }
 
   async flushLastUsed(): Promise<void> {
@@ -62,13 +146,13 @@ export class ApiKeyVerifier {
       const usedAt = new Map([...batch].map(([id, at]) => [id, new Date(at).toISOString()]));
       await recordLastUsed(this.db, this.dialect, usedAt);
     } catch (error) {
-      this.onFlushError(error);
+      this.events.onError(error, 'last-used');
     }
   }
 
-  /** Stops the timer and writes what is pending; call before the database closes. */
+  /** Stops the timers and writes what is pending; call before the database closes. */
   async close(): Promise<void> {
-    clearInterval(this.flushTimer);
+    for (const timer of this.timers) clearInterval(timer);
     await this.flushLastUsed();
   }
 }
