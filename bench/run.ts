@@ -484,10 +484,10 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
             const server = servers.get(row.mode);
             if (!server) continue;
             // Unmeasured load first, so that the run measures the server in its steady
-            // state: since its last run of this scenario it has idled while the other
-            // servers and the ceiling ran (20 s and more), and every key's cached answer
-            // has expired (at most 4 s: revocation within 5 s), so the first second would
-            // otherwise measure 3,000 key lookups. The ceiling keeps nothing to warm.
+            // state at this scenario, not its first second: since its last run it has
+            // idled 20 s and more while the other servers and the ceiling ran (until
+            // 0007, long enough for every key's answer to expire: the first second was
+            // then 3,000 key lookups). The ceiling keeps nothing to warm.
             if (WARM_UP > 0) await load(server.url, scenario, keys[scenario.org], WARM_UP);
             row.runs.push(
               await load(server.url, scenario, keys[scenario.org], DURATION, server.child.pid),
