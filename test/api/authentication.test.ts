@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readKeysRevision } from '../../src/modules/api-keys/repository.js';
 import { listOrganizationApiKeys, revokeApiKeyById } from '../../src/modules/api-keys/service.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
+import { withWrongChecksum } from '../helpers/api-expectations.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const UNAUTHORIZED = 'Missing or invalid API key';
@@ -46,13 +47,12 @@ describe('x-api-key authentication', () => {
   afterAll(() => server.close());
 
   it('refuses a missing, empty, malformed, mis-checksummed or unknown key alike: 401 and one message', async () => {
-    const lastChar = key.at(-1) === 'A' ? 'B' : 'A';
     const candidates: (string | null)[] = [
       null,
       '',
       'not-a-key',
       `Bearer ${key}`,
-      `${key.slice(0, -1)}${lastChar}`, // checksum no longer matches
+      withWrongChecksum(key),
       'cpk_000000000000000000000000000000000000000000', // right shape, wrong checksum
     ];
     for (const candidate of candidates) {
