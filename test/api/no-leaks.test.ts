@@ -136,7 +136,8 @@ describe('no leaks in responses or logs', () => {
     ];
     for (const [what, target, options, status] of cases) {
       const response = await drive(what, target, options);
-      expect(response.status, what).toBe(status);
+      // Soft: one wrong status still drives the rest, which the next two tests scan.
+      expect.soft(response.status, what).toBe(status);
     }
     // What the HTTP parser refuses, with a real key in the headers.
     for (const [what, bytes, status] of [
@@ -154,7 +155,7 @@ describe('no leaks in responses or logs', () => {
     ] as const) {
       const response = await sendBytes(server.url, [bytes]);
       bodies.push({ what, status: response.status, body: response.body });
-      expect(response.status, what).toBe(status);
+      expect.soft(response.status, what).toBe(status);
     }
     // Failed authentication until the address is throttled (429), from its own address.
     let throttled = 0;
@@ -165,7 +166,7 @@ describe('no leaks in responses or logs', () => {
       });
       if (response.status === 429) throttled++;
     }
-    expect(throttled).toBe(2);
+    expect.soft(throttled).toBe(2);
     // A real 500: the table the employee list reads is gone.
     await sql`drop table merit_cycle_employees`.execute(server.database.db);
     const failed = await drive('500', employeesPath(CYCLE.annual2025), withKey);
