@@ -2,6 +2,7 @@
 //
 //   npm run bench                                   # SQLite and PostgreSQL, 3 runs of 3 s
 //   npm run bench -- --databases sqlite --runs 5 --duration 5
+//   npm run bench -- --report FILE                 # saved results rendered again, measuring nothing
 //   npm run bench -- --help
 //
 // For each database:
@@ -601,13 +602,9 @@ function chart(summaries: Summary[]): string {
   return `${parts.join('\n')}\n`;
 }
 
-function report(
-  summaries: Summary[],
-  peakRss: Record<string, Record<Mode, number>>,
-  machine: string,
-  took: number,
-  command: string,
-) {
+function report(summaries: Summary[], saved: Saved) {
+  const { peakRss, machine, took, command } = saved;
+  const method = methodOf(saved);
   const fmt = (n: number) => n.toLocaleString('en', { maximumFractionDigits: 0 });
   const ms = (n: number) => n.toFixed(n < 10 ? 1 : 0);
   const lines: string[] = [];
@@ -677,7 +674,7 @@ function report(
         .sort((a, b) => b.p99 - a.p99)[0];
       if (worst)
         targets.push(
-          `| p99 ≤ 20 ms at ${CONNECTIONS} connections (${served}) | ${database} | worst ${ms(worst.p99)} ms (${worst.scenario}) | ${yes(worst.p99 <= 20)} |`,
+          `| p99 ≤ 20 ms at ${method.connections} connections (${served}) | ${database} | worst ${ms(worst.p99)} ms (${worst.scenario}) | ${yes(worst.p99 <= 20)} |`,
         );
     }
     const rss = Math.max(...Object.values(peakRss[database] ?? {}));
@@ -700,7 +697,7 @@ function report(
     '',
     '### Every scenario',
     '',
-    `Medians of ${RUNS} runs of ${DURATION} s, ${CONNECTIONS} connections, each compplan run (after ${WARM_UP} s of unmeasured load on it) followed at once by a ceiling run of the same scenario (ratio: the median of the per-run ratios). Ceiling p99: the latency the load generator and the machine give the same bytes sent with no work at all, the floor under compplan's p99. CPU µs/request: the CPU time (user + system, from /proc) the server process spent per request answered, compplan's and, in brackets, the ceiling's; it moves less with the machine's load than req/s does, and leaves out PostgreSQL's and Redis's own processes. Non-2xx must be 0: any 429 would mean the quota, not the server, was measured.`,
+    `Medians of ${method.runs} runs of ${method.duration} s, ${method.connections} connections, each compplan run (${method.warmUp === undefined ? 'its warm-up not recorded in these results' : `after ${method.warmUp} s of unmeasured load on it`}) followed at once by a ceiling run of the same scenario (ratio: the median of the per-run ratios). Ceiling p99: the latency the load generator and the machine give the same bytes sent with no work at all, the floor under compplan's p99. CPU µs/request: the CPU time (user + system, from /proc) the server process spent per request answered, compplan's and, in brackets, the ceiling's; it moves less with the machine's load than req/s does, and leaves out PostgreSQL's and Redis's own processes. Non-2xx must be 0: any 429 would mean the quota, not the server, was measured.`,
     '',
     ...lines,
     '',
@@ -724,17 +721,48 @@ function writeReport(section: string) {
   writeFileSync(file, next);
 }
 
+/** How the results were measured: the flags of the run that measured them. */
+interface Method {
+  runs: number;
+  duration: number;
+  /** Undefined: not recorded (older results). */
+  warmUp: number | undefined;
+  connections: number;
+}
+
 interface Saved {
   rows: Row[];
   peakRss: Record<string, Record<Mode, number>>;
   machine: string;
   took: number;
   command: string;
+  /** Missing in results saved before it was recorded. */
+  method?: Method;
+}
+
+/**
+ * How saved results were measured, whatever flags `--report` is given. Results saved
+ * before it was recorded: the flags their command line shows, else the defaults, which
+ * have not changed; the warm-up only when the command line gives it (its default was 0
+ * before it became 1).
+ */
+function methodOf(saved: Saved): Method {
+  if (saved.method) return saved.method;
+  const flag = <T>(name: string, fallback: T) => {
+    const value = new RegExp(`--${name}[ =](\\d+)`).exec(saved.command)?.[1];
+    return value === undefined ? fallback : Number(value);
+  };
+  return {
+    runs: saved.rows[0]?.runs.length ?? 0,
+    duration: flag('duration', 3),
+    warmUp: flag('warm-up', undefined),
+    connections: flag('connections', 50),
+  };
 }
 
 function render(saved: Saved): string {
   const summaries = summarize(saved.rows);
-  const section = report(summaries, saved.peakRss, saved.machine, saved.took, saved.command);
+  const section = report(summaries, saved);
   writeReport(section);
   writeFileSync(join(args.out, '..', 'benchmarks.svg'), chart(summaries));
   return section;
@@ -785,6 +813,7 @@ async function main() {
     machine,
     took: (performance.now() - began) / 1000,
     command,
+    method: { runs: RUNS, duration: DURATION, warmUp: WARM_UP, connections: CONNECTIONS },
   };
   const resultsFile = join(tmpdir(), 'compplan-bench-results.json');
   writeFileSync(resultsFile, JSON.stringify(saved, null, 2));
