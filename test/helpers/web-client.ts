@@ -2,6 +2,7 @@
 // follows redirects (tests assert them), and reads the CSRF token out of forms. The
 // browser tests (test/web) drive real Chromium; this drives the same server with fetch,
 // for the cases a browser would never send (a forged or cross-site post).
+import { gzipSync } from 'node:zlib';
 import type { DataSetInput } from '../../src/import/schema.js';
 
 export interface WebResponse {
@@ -26,14 +27,23 @@ export class WebClient {
   async request(
     method: string,
     path: string,
-    options: { form?: Record<string, string>; headers?: Record<string, string> } = {},
+    options: {
+      form?: Record<string, string>;
+      headers?: Record<string, string>;
+      /** Sends the form gzipped, with Content-Encoding: gzip (no browser does). */
+      gzip?: boolean;
+    } = {},
   ): Promise<WebResponse> {
     const headers: Record<string, string> = { ...options.headers };
     if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
-    let body: string | undefined;
+    let body: string | Uint8Array | undefined;
     if (options.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(options.form).toString();
+      if (options.gzip) {
+        headers['content-encoding'] = 'gzip';
+        body = new Uint8Array(gzipSync(body));
+      }
     }
     const response = await fetch(`${this.baseUrl}${path}`, {
       method,

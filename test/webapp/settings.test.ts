@@ -99,6 +99,24 @@ describe('web application settings', () => {
     }
   });
 
+  it('refuses a compressed form post (Content-Encoding: gzip) with 415, and creates nothing', async () => {
+    const before = (await keysOf()).length;
+    const _csrf = await owner.csrfToken('/app/settings/connections');
+    const response = await owner.request('POST', '/app/settings/connections/keys', {
+      form: { _csrf, name: 'Compressed' },
+      gzip: true,
+    });
+    expect(response.status).toBe(415);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(textOf(response.body)).toContain(
+      'Form posts are read uncompressed only (this one came with Content-Encoding: gzip).',
+    );
+    expect((await keysOf()).length).toBe(before);
+    // The same form, uncompressed, is taken.
+    const plain = await generate(owner, 'Compressed');
+    expect(plain.status).toBe(201);
+  });
+
   it('escapes what users typed: a key name with markup is shown as text', async () => {
     const response = await generate(owner, '<img src=x onerror=alert(1)> & "quotes"');
     expect(response.status).toBe(201);

@@ -104,14 +104,33 @@ export function addSecurityHeaders(app: FastifyInstance): void {
 // Forms are small: a name, a password, a token.
 const FORM_BODY_LIMIT = 16 * 1024;
 
-/** Parses application/x-www-form-urlencoded bodies (in this scope only) into strings. */
+/**
+ * Parses application/x-www-form-urlencoded bodies (in this scope only) into strings. A
+ * body sent compressed (Content-Encoding other than identity) is refused with 415 rather
+ * than read as form text: browsers never compress a form post, and its bytes parsed as
+ * a form would only be a confusing "field missing" further on.
+ */
 export function acceptForms(app: FastifyInstance): void {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
-    (_request, body, done) => {
+    (request, body, done) => {
+      const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+      if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+        done(compressedFormError(encoding), undefined);
+        return;
+      }
       done(null, Object.fromEntries(new URLSearchParams(String(body))));
     },
+  );
+}
+
+function compressedFormError(encoding: string): Error {
+  return Object.assign(
+    new Error(
+      `Form posts are read uncompressed only (this one came with Content-Encoding: ${encoding.slice(0, 40)}).`,
+    ),
+    { statusCode: 415 },
   );
 }
 
