@@ -12,13 +12,34 @@ import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
 import { isStorableText, jsonValueProblem, NOT_STORABLE } from './stored-text.js';
 
 // A field the database also keeps as a text column of its own (names, sorting keys):
-// storable on both databases (stored-text.ts).
-const storable = z.string().refine(isStorableText, { message: NOT_STORABLE });
+// storable on both databases (stored-text.ts), and of a length that fits their indexes.
+// PostgreSQL refuses a B-tree entry over 2,704 bytes, and names are index keys there: a
+// cycle's name (unique per organisation), an employee's last and first names (the page
+// order, together with three ids), an email (unique per cycle). 200 UTF-16 code units are
+// at most 600 bytes of UTF-8, so both names of an employee and the ids fit with room to
+// spare; the limits hold on SQLite too, so that a data set loads on either or on neither.
+export const NAME_MAX_LENGTH = 200;
+export const EMAIL_MAX_LENGTH = 254;
+const withinLength = (max: number) => ({
+  check: (value: string) => value.length <= max,
+  message: `must be at most ${max} characters`,
+});
+const nameLength = withinLength(NAME_MAX_LENGTH);
+const storable = z
+  .string()
+  .refine(isStorableText, { message: NOT_STORABLE })
+  .refine(nameLength.check, { message: nameLength.message });
 
 // Stored exactly as given (no trimming): a value only has to contain something.
 const notEmpty = { message: 'must not be empty' };
 const filled = (value: string) => value.trim().length > 0;
 const text = storable.refine(filled, notEmpty);
+
+// RFC 5321's limit on a path, which an address has to fit in to be sent to.
+const emailLength = withinLength(EMAIL_MAX_LENGTH);
+const email = z
+  .email({ message: 'must be an email address' })
+  .refine(emailLength.check, { message: emailLength.message });
 
 const currencyCode = z
   .string()
@@ -161,7 +182,7 @@ const CurrencyCode = z.union(
 
 export const Employee = z.strictObject({
   id: idOf('mce').optional(),
-  email: z.email({ message: 'must be an email address' }),
+  email,
   firstName: text,
   lastName: text,
   preferredName: storable.nullable().optional(),

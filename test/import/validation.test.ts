@@ -46,6 +46,13 @@ async function problemsOfText(text: string): Promise<readonly string[]> {
 
 const NOT_ISO_4217 = 'must be an ISO 4217 currency code, e.g. USD';
 
+/** `length` random CJK characters: three bytes each in UTF-8, and incompressible. */
+function longName(length: number): string {
+  return Array.from({ length }, () =>
+    String.fromCodePoint(0x4e00 + Math.floor(Math.random() * 0x5000)),
+  ).join('');
+}
+
 describe('import validation', () => {
   beforeAll(async () => {
     server = await startTestServer();
@@ -269,8 +276,60 @@ describe('import validation', () => {
       },
       ['organization.slug: must be 1–63 lowercase letters, digits and inner hyphens, e.g. acme'],
     ],
+    [
+      'names over 200 characters and an email over 254',
+      (d) => {
+        d.organization.name = 'O'.repeat(201);
+        d.meritCycles[0].name = 'C'.repeat(201);
+        d.meritCycles[0].employees[0].lastName = longName(201);
+        d.meritCycles[0].employees[0].preferredName = 'P'.repeat(201);
+        d.meritCycles[0].employees[1].currencyCode = { code: 'GBP', value: 'G'.repeat(201) };
+        d.meritCycles[0].employees[1].email = `${'a'.repeat(242)}@acme.example`;
+      },
+      [
+        'organization.name: must be at most 200 characters',
+        'meritCycles[0].name: must be at most 200 characters',
+        'meritCycles[0].employees[0].lastName: must be at most 200 characters',
+        'meritCycles[0].employees[0].preferredName: must be at most 200 characters',
+        'meritCycles[0].employees[1].email: must be at most 254 characters',
+        'meritCycles[0].employees[1].currencyCode.value: must be at most 200 characters',
+      ],
+    ],
   ])('reports %s with its JSON path', async (_label, mutate, expected) => {
     expect(await problemsOf(mutate)).toEqual(expected);
+  });
+
+  // PostgreSQL refuses a B-tree entry over 2,704 bytes; names are index keys there. Names
+  // at the limit, of characters three bytes long in UTF-8 and random (so that PostgreSQL
+  // cannot compress the entry), load on both databases and are served back exactly.
+  it('stores names of 200 characters and an email of 254, on either database', async () => {
+    const dataSet = JSON.parse(JSON.stringify(acmeDataSet())) as Json;
+    dataSet.organization.slug = 'long-names';
+    const cycle = dataSet.meritCycles[0];
+    cycle.id = undefined;
+    cycle.name = longName(200);
+    const employee = cycle.employees[0];
+    employee.id = undefined;
+    employee.firstName = longName(200);
+    employee.lastName = longName(200);
+    employee.email = `${'b'.repeat(241)}@acme.example`;
+    dataSet.meritCycles = [{ ...cycle, employees: [employee] }];
+    expect((await importDataSet(server.database, dataSet)).employees.created).toBe(1);
+    const key = await server.createKey('long-names');
+    const cycles = (await (
+      await server.request('/v1/compensationPlanning/meritCycles', { key })
+    ).json()) as { data: { id: string; name: string }[] };
+    expect(cycles.data.map((c) => c.name)).toEqual([cycle.name]);
+    const page = (await (
+      await server.request(`/v1/compensationPlanning/meritCycles/${cycles.data[0]?.id}/employees`, {
+        key,
+      })
+    ).json()) as { data: { email: string; firstName: string; lastName: string }[] };
+    expect(
+      page.data.map(({ email, firstName, lastName }) => ({ email, firstName, lastName })),
+    ).toEqual([
+      { email: employee.email, firstName: employee.firstName, lastName: employee.lastName },
+    ]);
   });
 
   it('reports a composite column part that is not a string at the path of that part', async () => {
