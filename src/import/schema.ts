@@ -18,17 +18,13 @@ import { isStorableText, jsonValueProblem, NOT_STORABLE } from './stored-text.js
 // order, together with three ids), an email (unique per cycle). 200 UTF-16 code units are
 // at most 600 bytes of UTF-8, so both names of an employee and the ids fit with room to
 // spare; the limits hold on SQLite too, so that a data set loads on either or on neither.
-export const NAME_MAX_LENGTH = 200;
-export const EMAIL_MAX_LENGTH = 254;
-const withinLength = (max: number) => ({
-  check: (value: string) => value.length <= max,
-  message: `must be at most ${max} characters`,
-});
-const nameLength = withinLength(NAME_MAX_LENGTH);
+const NAME_MAX_LENGTH = 200;
+const EMAIL_MAX_LENGTH = 254;
+const atMost = (max: number) => ({ message: `must be at most ${max} characters` });
 const storable = z
   .string()
-  .refine(isStorableText, { message: NOT_STORABLE })
-  .refine(nameLength.check, { message: nameLength.message });
+  .max(NAME_MAX_LENGTH, atMost(NAME_MAX_LENGTH))
+  .refine(isStorableText, { message: NOT_STORABLE });
 
 // Stored exactly as given (no trimming): a value only has to contain something.
 const notEmpty = { message: 'must not be empty' };
@@ -36,10 +32,9 @@ const filled = (value: string) => value.trim().length > 0;
 const text = storable.refine(filled, notEmpty);
 
 // RFC 5321's limit on a path, which an address has to fit in to be sent to.
-const emailLength = withinLength(EMAIL_MAX_LENGTH);
 const email = z
   .email({ message: 'must be an email address' })
-  .refine(emailLength.check, { message: emailLength.message });
+  .max(EMAIL_MAX_LENGTH, atMost(EMAIL_MAX_LENGTH));
 
 const currencyCode = z
   .string()
