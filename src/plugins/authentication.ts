@@ -3,7 +3,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from '../errors.js';
-import { ApiKeyVerifier, type AuthenticatedKey } from '../modules/api-keys/verifier.js';
+import {
+  ApiKeyVerifier,
+  type AuthenticatedKey,
+  UNCONFIRMED_MS,
+} from '../modules/api-keys/verifier.js';
 import { sendTooManyRequests } from '../rate-limit/plugin.js';
 
 declare module 'fastify' {
@@ -58,7 +62,7 @@ export default fp(
           ? app.log.error({ err: error }, 'could not record API key last-used times')
           : app.log.warn(
               { err: error },
-              'cannot confirm API keys: each answer is used for at most 4 s until the database answers again',
+              `cannot confirm API keys: each answer is used for at most ${UNCONFIRMED_MS / 1000} s until the database answers again`,
             ),
     });
     app.decorate('apiKeys', verifier);

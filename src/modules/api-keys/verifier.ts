@@ -28,7 +28,7 @@ export type AuthenticatedKey = Readonly<ActiveKey>;
 const CONFIRM_EVERY_MS = 1_000;
 // decisions.md: a revoked key gets 401 within 5 s on every instance. 4 s leaves a second
 // for the request that is already in flight.
-const UNCONFIRMED_MS = 4_000;
+export const UNCONFIRMED_MS = 4_000;
 // Bounded so that a flood of well-formed but unknown keys cannot grow memory; such a
 // flood is also throttled per client address by the failed-authentication limit.
 const CACHE_MAX_ENTRIES = 10_000;
