@@ -6,6 +6,7 @@
 // types of a data set held in memory (DataSet, DataSetInput: the demo, CSV, the tests).
 import { z } from 'zod';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
+import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
 import { ID_PATTERNS } from '../ids.js';
 import { ELIGIBILITY_STATUSES } from '../modules/employees/schema.js';
 import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
@@ -19,7 +20,6 @@ import { isStorableText, jsonValueProblem, NOT_STORABLE } from './stored-text.js
 // at most 600 bytes of UTF-8, so both names of an employee and the ids fit with room to
 // spare; the limits hold on SQLite too, so that a data set loads on either or on neither.
 const NAME_MAX_LENGTH = 200;
-const EMAIL_MAX_LENGTH = 254;
 const atMost = (max: number) => ({ message: `must be at most ${max} characters` });
 const storable = z
   .string()
@@ -31,10 +31,10 @@ const notEmpty = { message: 'must not be empty' };
 const filled = (value: string) => value.trim().length > 0;
 const text = storable.refine(filled, notEmpty);
 
-// RFC 5321's limit on a path, which an address has to fit in to be sent to.
-const email = z
-  .email({ message: 'must be an email address' })
-  .max(EMAIL_MAX_LENGTH, atMost(EMAIL_MAX_LENGTH));
+const email = emailAddress({
+  invalid: 'must be an email address',
+  tooLong: atMost(EMAIL_MAX_LENGTH).message,
+});
 
 const currencyCode = z
   .string()

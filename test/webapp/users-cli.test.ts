@@ -123,7 +123,7 @@ describe('compplan users create', () => {
     });
   });
 
-  it('refuses, with exit 1 and one line, an email in use (in any case), an unknown organisation, a bad email', async () => {
+  it('refuses, with exit 1 and one line, an email in use (in any case), an unknown organisation, a bad or too long email', async () => {
     const cases: [string[], string][] = [
       [
         ['--org', 'initech', '--email', 'OLIVIA@initech.example', '--role', 'admin'],
@@ -136,6 +136,12 @@ describe('compplan users create', () => {
       [
         ['--org', 'initech', '--email', 'not-an-email', '--role', 'owner'],
         'compplan: "not-an-email" is not an email address\n',
+      ],
+      // Over 254 characters: on PostgreSQL its unique index would refuse it otherwise,
+      // with an index error and a stack trace.
+      [
+        ['--org', 'initech', '--email', `${'a'.repeat(250)}@initech.example`, '--role', 'owner'],
+        `compplan: "${'a'.repeat(57)}…" has more than 254 characters, the most an email address may have\n`,
       ],
     ];
     for (const [args, stderr] of cases) {

@@ -1,6 +1,6 @@
 // The web application's users: what `compplan users create` and the sign-in pages do.
-import { z } from 'zod';
 import type { Db } from '../../db/connect.js';
+import { EMAIL_MAX_LENGTH, emailAddress } from '../../email.js';
 import { newId } from '../../ids.js';
 import { findOrganizationBySlug } from '../organizations/repository.js';
 import {
@@ -34,7 +34,10 @@ export interface CreatedUser {
   createdAt: string;
 }
 
-const Email = z.email();
+const Email = emailAddress({
+  invalid: 'is not an email address',
+  tooLong: `has more than ${EMAIL_MAX_LENGTH} characters, the most an email address may have`,
+});
 
 export async function createUser(
   db: Db,
@@ -43,8 +46,10 @@ export async function createUser(
   const organization = await findOrganizationBySlug(db, input.org);
   if (!organization) throw new UserManagementError(`No organisation with slug "${input.org}"`);
   const email = input.email.trim();
-  if (!Email.safeParse(email).success) {
-    throw new UserManagementError(`"${input.email}" is not an email address`);
+  const checked = Email.safeParse(email);
+  if (!checked.success) {
+    const quoted = input.email.length > 60 ? `${input.email.slice(0, 57)}…` : input.email;
+    throw new UserManagementError(`"${quoted}" ${checked.error.issues[0]?.message}`);
   }
   if (await emailTaken(db, email)) {
     throw new UserManagementError(`A user with the email ${email} exists already`);
