@@ -21,7 +21,12 @@ import {
   LARGE_CYCLE,
   largeCycleDataSet,
 } from '../fixtures/data-sets.js';
-import { employeesPath, MERIT_CYCLES, type Page } from '../helpers/api-expectations.js';
+import {
+  employeesPath,
+  MERIT_CYCLES,
+  type Page,
+  withCharacterChanged,
+} from '../helpers/api-expectations.js';
 import { type NodeResponse, nodeRequest, sendBytes } from '../helpers/raw-http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -188,10 +193,8 @@ function arbitraries(f: Fixture) {
       .tuple(parameter, fc.integer({ min: 2, max: 5 }))
       .map(([part, n]) => `?${Array(n).fill(part).join('&')}`),
   );
-  const flip = (key: string, at: number) => {
-    const i = 4 + (at % (key.length - 4));
-    return `${key.slice(0, i)}${key[i] === 'A' ? 'B' : 'A'}${key.slice(i + 1)}`;
-  };
+  // One character after the `cpk_` prefix changed.
+  const flip = (key: string, at: number) => withCharacterChanged(key, 4 + (at % (key.length - 4)));
   const apiKey = fc.oneof(
     fc.constant<string | undefined>(f.acme),
     fc.constant<string | undefined>(f.globex),

@@ -16,11 +16,16 @@ export const cyclePath = (id: string) => `${MERIT_CYCLES}/${id}`;
 export const ratesPath = (id: string) => `${MERIT_CYCLES}/${id}/exchangeRates`;
 export const employeesPath = (id: string) => `${MERIT_CYCLES}/${id}/employees`;
 
+/** The text with the character at `index` replaced by a different one: never the same text. */
+export function withCharacterChanged(text: string, index: number): string {
+  return `${text.slice(0, index)}${text[index] === 'A' ? 'B' : 'A'}${text.slice(index + 1)}`;
+}
+
 /** The key with its last character changed, so its checksum no longer matches — always a
  * different key (replacing the last character with a fixed one is the same key whenever
  * the key already ends in it: one key in 62). */
 export function withWrongChecksum(key: string): string {
-  return `${key.slice(0, -1)}${key.at(-1) === 'A' ? 'B' : 'A'}`;
+  return withCharacterChanged(key, key.length - 1);
 }
 
 export interface ValidationItem {
