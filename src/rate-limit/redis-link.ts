@@ -29,11 +29,8 @@ export class RedisLink {
       retryStrategy: reconnectDelay,
       // Key names carry no secrets, but keep them to one namespace in a shared Redis.
       keyPrefix: 'compplan:',
-      // Commands issued in one turn of the event loop (the quota checks of the requests
-      // read in it) go to Redis as one write, answered by one: under load a round trip
-      // per request was a fifth of a page's throughput, batched it is within noise
-      // (docs/benchmarks.md).
-      enableAutoPipelining: true,
+      // No auto-pipelining: the quota checks of one turn of the event loop are already
+      // one command (redis-counters.ts), which it would only hold back for another turn.
     });
     this.client.on('ready', () => {
       this.up = true;

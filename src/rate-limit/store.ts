@@ -4,7 +4,7 @@
 // request.
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
-import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
+import { RedisCounters } from './redis-counters.js';
 import type { RedisLink } from './redis-link.js';
 
 type Incr = FastifyRateLimitStore['incr'];
@@ -17,7 +17,7 @@ const LOCAL_CACHE_ENTRIES = 50_000;
 class FailoverStore implements FastifyRateLimitStore {
   constructor(
     private readonly local: FastifyRateLimitStore,
-    private readonly shared: FastifyRateLimitStore | undefined,
+    private readonly shared: RedisCounters | undefined,
     private readonly link: RedisLink | undefined,
   ) {}
 
@@ -35,7 +35,6 @@ class FailoverStore implements FastifyRateLimitStore {
         this.incrLocal(key, callback, timeWindow, max);
       },
       timeWindow,
-      max,
     );
   }
 
@@ -97,7 +96,7 @@ interface LocalCounters {
   lru: { get(key: string): { current: number; iterationStartMs: number } | undefined };
 }
 
-// Where RedisStore keeps a counter (its own prefix; the client adds `compplan:`).
+// Where a counter is kept in Redis (after the client's `compplan:`).
 const REDIS_KEY_PREFIX = 'rate-limit:';
 // Decrement only a counter of a window still running, and never below zero.
 const REFUND_SCRIPT = `
@@ -111,7 +110,7 @@ export function failoverStore(link: RedisLink | undefined) {
     constructor() {
       super(
         new LocalStore(false, false, LOCAL_CACHE_ENTRIES),
-        link && new RedisStore(false, false, link.client, REDIS_KEY_PREFIX),
+        link && new RedisCounters(link.client, REDIS_KEY_PREFIX),
         link,
       );
     }
