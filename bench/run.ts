@@ -621,30 +621,41 @@ function report(summaries: Summary[], saved: Saved) {
       `| ${s.database} | ${s.scenario} | ${s.mode} | ${fmt(s.rps)} | ${ms(s.p50)} | ${ms(s.p99)} | ${fmt(s.ceilingRps)} | ${ms(s.ceilingP99)} | ${(s.ratio * 100).toFixed(0)} % | ${cpu(s)} | ${s.failures} |`,
     );
   }
-  const targets: string[] = ['| Target | Database | Measured | Met |', '|---|---|---|---|'];
+  const header = ['| Target | Database | Measured | Met |', '|---|---|---|---|'];
+  // The issue's targets, on its scenarios as production serves them (a page read again
+  // comes from the response cache); then the same targets for the pages with every answer
+  // built from the database, as a client's first read of each page is.
+  const targets: string[] = [...header];
+  const built: string[] = [...header];
   const find = (database: string, prefix: string, mode: Mode) =>
     summaries.find(
       (s) => s.database === database && s.scenario.startsWith(prefix) && s.mode === mode,
     );
   const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
+  const pageTargets = (database: string, mode: Mode, rows: string[]) => {
+    const page = find(database, 'employees page 1', mode);
+    const deep = find(database, 'deep', mode);
+    if (page)
+      rows.push(
+        `| Employees page of 100 ≥ 40 % of the ceiling's req/s | ${database} | ${(page.ratio * 100).toFixed(0)} % | ${yes(page.ratio >= 0.4)} |`,
+      );
+    if (page && deep)
+      rows.push(
+        `| Deep page p99 ≤ 1.2 × page-1 p99 | ${database} | ${ms(deep.p99)} ms vs ${ms(page.p99)} ms (${(deep.p99 / page.p99).toFixed(2)}×; the ceiling's ${ms(deep.ceilingP99)} vs ${ms(page.ceilingP99)} ms) | ${yes(deep.p99 <= 1.2 * page.p99)} |`,
+      );
+  };
+  const p99Target = (database: string, mode: Mode, served: string, rows: string[]) => {
+    const worst = summaries
+      .filter((s) => s.database === database && s.mode === mode)
+      .sort((a, b) => b.p99 - a.p99)[0];
+    if (worst)
+      rows.push(
+        `| p99 ≤ 20 ms at ${method.connections} connections (${served}) | ${database} | worst ${ms(worst.p99)} ms (${worst.scenario}) | ${yes(worst.p99 <= 20)} |`,
+      );
+  };
   for (const database of [...new Set(summaries.map((s) => s.database))]) {
-    // The pages twice: as served (answers read again come from the response cache), and
-    // with every answer built from the database, as a client's first read of each page is.
-    for (const [mode, served] of [
-      ['limiter on', ''],
-      ['limiter on, no cache', ', every answer built (no cache)'],
-    ] as const) {
-      const page = find(database, 'employees page 1', mode);
-      const deep = find(database, 'deep', mode);
-      if (page)
-        targets.push(
-          `| Employees page of 100 ≥ 40 % of the ceiling's req/s${served} | ${database} | ${(page.ratio * 100).toFixed(0)} % | ${yes(page.ratio >= 0.4)} |`,
-        );
-      if (page && deep)
-        targets.push(
-          `| Deep page p99 ≤ 1.2 × page-1 p99${served} | ${database} | ${ms(deep.p99)} ms vs ${ms(page.p99)} ms (${(deep.p99 / page.p99).toFixed(2)}×; the ceiling's ${ms(deep.ceilingP99)} vs ${ms(page.ceilingP99)} ms) | ${yes(deep.p99 <= 1.2 * page.p99)} |`,
-        );
-    }
+    pageTargets(database, 'limiter on', targets);
+    pageTargets(database, 'limiter on, no cache', built);
     for (const scenario of ['ping', 'employees page 1']) {
       const on = find(database, scenario, 'limiter on');
       const off = find(database, scenario, 'limiter off');
@@ -665,21 +676,11 @@ function report(summaries: Summary[], saved: Saved) {
         );
       }
     }
-    for (const [mode, served] of [
-      ['limiter on', 'every scenario, limiter on'],
-      ['limiter on, no cache', 'the pages, every answer built'],
-    ] as const) {
-      const worst = summaries
-        .filter((s) => s.database === database && s.mode === mode)
-        .sort((a, b) => b.p99 - a.p99)[0];
-      if (worst)
-        targets.push(
-          `| p99 ≤ 20 ms at ${method.connections} connections (${served}) | ${database} | worst ${ms(worst.p99)} ms (${worst.scenario}) | ${yes(worst.p99 <= 20)} |`,
-        );
-    }
+    p99Target(database, 'limiter on', 'every scenario, limiter on', targets);
+    p99Target(database, 'limiter on, no cache', 'the pages, every answer built', built);
     const rss = Math.max(...Object.values(peakRss[database] ?? {}));
     targets.push(
-      `| Server RSS under load ≤ 200 MB | ${database} | peak ${rss.toFixed(0)} MiB (${Object.entries(
+      `| Server RSS under load ≤ 200 MB (every server) | ${database} | peak ${rss.toFixed(0)} MiB (${Object.entries(
         peakRss[database] ?? {},
       )
         .map(([mode, value]) => `${mode} ${value.toFixed(0)}`)
@@ -693,7 +694,15 @@ function report(summaries: Summary[], saved: Saved) {
     '',
     '### Targets',
     '',
+    "The issue's scenarios as production serves them: the response cache on, so that a page read again is sent from memory.",
+    '',
     ...targets,
+    '',
+    '### The pages with every answer built',
+    '',
+    'The same targets for the employees pages with the response cache off (*limiter on, no cache*): every answer read from the database, as the first read of each page is. Not scenarios of the issue; measured so that what a cache miss costs is on the table too.',
+    '',
+    ...built,
     '',
     '### Every scenario',
     '',

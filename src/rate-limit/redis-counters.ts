@@ -9,9 +9,9 @@
 // continueExceeding nor exponential backoff): the first request of a window starts it,
 // each request adds one, and the answer is the count and the milliseconds the window has
 // left. Two differences, both for values this script never writes, so that one bad key
-// cannot fail the other requests of its call: a counter found without an expiry starts
-// a new window rather than counting forever, and a value that is not a counter is
-// replaced by a new one.
+// cannot fail the other requests of its call: a counter found without an expiry is
+// given the window as its expiry rather than counting forever, and a value that is not
+// a counter is replaced by a new one.
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 
