@@ -12,6 +12,8 @@
 // cannot fail the other requests of its call: a counter found without an expiry is
 // given the window as its expiry rather than counting forever, and a value that is not
 // a counter is replaced by a new one.
+//
+// A refund (a 304 gives its request back) is rare and goes as a call of its own.
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 
@@ -46,12 +48,19 @@ for i, key in ipairs(KEYS) do
 end
 return answers`;
 
+// Decrement only a counter of a window still running, and never below zero.
+const REFUND_SCRIPT = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current > 0 and redis.call('PTTL', KEYS[1]) > 0 then return redis.call('DECR', KEYS[1]) end
+return current`;
+
 // A bound on one call, so that a burst of thousands of requests in one turn does not
 // become one script holding Redis (single-threaded) for all of them at once.
 const MAX_KEYS_PER_CALL = 500;
 
 type Counting = Redis & {
   compplanCount(...keysThenWindows: (string | number)[]): Promise<number[]>;
+  compplanRefund(key: string): Promise<number>;
 };
 
 export class RedisCounters {
@@ -66,7 +75,13 @@ export class RedisCounters {
     // ioredis sends it as EVALSHA, and as EVAL once per connection when Redis does not
     // know it yet (a new connection, a restarted Redis).
     redis.defineCommand('compplanCount', { lua: COUNT_SCRIPT });
+    redis.defineCommand('compplanRefund', { lua: REFUND_SCRIPT, numberOfKeys: 1 });
     this.redis = redis as Counting;
+  }
+
+  /** Gives back one request counted against `key` in its window still running. */
+  async refund(key: string): Promise<void> {
+    await this.redis.compplanRefund(`${this.prefix}${key}`);
   }
 
   /** Counts one request against `key`; the callback gets the count or the call's error. */

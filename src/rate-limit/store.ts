@@ -60,7 +60,7 @@ class FailoverStore implements FastifyRateLimitStore {
     const { link } = this;
     if (this.shared && link?.usable()) {
       try {
-        await link.client.eval(REFUND_SCRIPT, 1, `${REDIS_KEY_PREFIX}${key}`);
+        await this.shared.refund(key);
         return;
       } catch (error) {
         link.markDown(error as Error);
@@ -98,11 +98,6 @@ interface LocalCounters {
 
 // Where a counter is kept in Redis (after the client's `compplan:`).
 const REDIS_KEY_PREFIX = 'rate-limit:';
-// Decrement only a counter of a window still running, and never below zero.
-const REFUND_SCRIPT = `
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if current > 0 and redis.call('PTTL', KEYS[1]) > 0 then return redis.call('DECR', KEYS[1]) end
-return current`;
 
 /** A store class for @fastify/rate-limit's `store` option. */
 export function failoverStore(link: RedisLink | undefined) {
