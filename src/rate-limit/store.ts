@@ -1,7 +1,8 @@
-// The rate-limit store handed to @fastify/rate-limit: Redis when it is usable, so that a
-// key's quota holds across every instance, and the library's in-process store while it
-// is not (or when no REDIS_URL is configured), so that Redis trouble never fails a
-// request.
+// Where the limits count: Redis when it is usable, so that a key's quota holds across
+// every instance, and @fastify/rate-limit's in-process store while it is not (or when no
+// REDIS_URL is configured), so that Redis trouble never fails a request. The key quota
+// counts in one directly (keyQuotaCounters); the failed-authentication limit goes through
+// the library's limiter, which is handed the store class (failoverStores).
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import { RedisCounters } from './redis-counters.js';
@@ -60,7 +61,7 @@ class FailoverStore implements FastifyRateLimitStore {
     const { link } = this;
     if (this.shared && link?.usable()) {
       try {
-        await this.shared.refund(key);
+        await this.shared.refund(key, timeWindow);
         return;
       } catch (error) {
         link.markDown(error as Error);
@@ -74,22 +75,14 @@ class FailoverStore implements FastifyRateLimitStore {
   }
 
   // Each limiter gets counters of its own in process. In Redis they share one key
-  // namespace: the limiters' key generators already namespace their keys.
-  child(options: ChildOptions): FastifyRateLimitStore {
-    const child = new FailoverStore(
+  // namespace: the limiters' keys are namespaced (rate-limit/plugin.ts).
+  child(_options: ChildOptions): FastifyRateLimitStore {
+    return new FailoverStore(
       new LocalStore(false, false, LOCAL_CACHE_ENTRIES),
       this.shared,
       this.link,
     );
-    // A limiter that needs to give requests back (the key quota) asks for its store.
-    (options as { onStore?: (store: RefundableStore) => void }).onStore?.(child);
-    return child;
   }
-}
-
-/** What the key quota needs beyond counting: giving back a request (rate-limit/plugin.ts). */
-export interface RefundableStore {
-  refund(key: string, timeWindow: number): Promise<void>;
 }
 
 interface LocalCounters {
@@ -99,15 +92,19 @@ interface LocalCounters {
 // Where a counter is kept in Redis (after the client's `compplan:`).
 const REDIS_KEY_PREFIX = 'rate-limit:';
 
-/** A store class for @fastify/rate-limit's `store` option. */
-export function failoverStore(link: RedisLink | undefined) {
-  return class extends FailoverStore {
-    constructor() {
-      super(
-        new LocalStore(false, false, LOCAL_CACHE_ENTRIES),
-        link && new RedisCounters(link.client, REDIS_KEY_PREFIX),
-        link,
-      );
-    }
+/**
+ * A store class for @fastify/rate-limit's `store` option, and the key quota's counters:
+ * in process, counters of their own; in Redis, one batch of counts for both.
+ */
+export function failoverStores(link: RedisLink | undefined) {
+  const shared = link && new RedisCounters(link.client, REDIS_KEY_PREFIX);
+  const localCounters = () => new LocalStore(false, false, LOCAL_CACHE_ENTRIES);
+  return {
+    libraryStore: class extends FailoverStore {
+      constructor() {
+        super(localCounters(), shared, link);
+      }
+    },
+    keyQuotaCounters: new FailoverStore(localCounters(), shared, link),
   };
 }
