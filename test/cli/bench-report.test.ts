@@ -64,6 +64,28 @@ describe('npm run bench -- --report', () => {
     );
   });
 
+  it('reads the deep-page target from the two pages measured together, when they were', async () => {
+    const deep = { ...row('limiter on', 4_000), scenario: 'deep employees page (limit 100)' };
+    const apart = { ...saved, rows: [...saved.rows, deep] };
+    deep.runs = [measure(4_000, 40), measure(4_000, 40)];
+    expect(await render(apart, [])).toContain(
+      "| Deep page p99 ≤ 1.2 × page-1 p99 | SQLite | 40 ms vs 30 ms (1.33×; the ceiling's 20 vs 20 ms) | **no** |",
+    );
+    const together = {
+      ...apart,
+      method: { runs: 2, duration: 7, warmUp: 1, connections: 50 },
+      together: {
+        SQLite: {
+          page1: [measure(3_000, 20), measure(3_000, 24)],
+          deep: [measure(3_000, 21), measure(3_000, 27)],
+        },
+      },
+    };
+    expect(await render(together, [])).toContain(
+      "| Deep page p99 ≤ 1.2 × page-1 p99 | SQLite | 24 ms vs 22 ms (1.09×), measured together (25 connections each, one server, the same seconds); apart 40 ms vs 30 ms (1.33×; the ceiling's 20 vs 20 ms) | yes |",
+    );
+  });
+
   it('reads older results, saved without their method, from their command line', async () => {
     const text = await render(saved, ['--duration', '30', '--connections', '10']);
     expect(text).toContain(
