@@ -5,14 +5,13 @@
 // object, its promise and timeout timer, its reply parsed) plus Redis's per call was
 // most of what the shared quota cost a request (docs/benchmarks.md).
 //
-// Windows are fixed and aligned to the clock: a limiter's window of w ms that holds the
-// time t is number floor(t / w), and each window counts under a key of its own. A count is
-// then one INCR (and an expiry on the window's first): the count and the time the window
-// has left, which every instance knows from its clock. (@fastify/rate-limit's RedisStore
-// starts a window at a key's first request, and asks Redis for its time left on every
-// count: half of the script's work.) A value under our key that is not a counter (never
-// written by this script) is replaced by a new counter rather than failing the other
-// requests of its call.
+// The counting is the library's (@fastify/rate-limit's RedisStore, neither
+// continueExceeding nor exponential backoff): the first request of a window starts it,
+// each request adds one, and the answer is the count and the milliseconds the window has
+// left. Two differences, both for values this script never writes, so that one bad key
+// cannot fail the other requests of its call: a counter found without an expiry is
+// given the window as its expiry rather than counting forever, and a value that is not
+// a counter is replaced by a new one.
 //
 // A refund (a 304 gives its request back) is rare and goes as a call of its own.
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
@@ -22,35 +21,37 @@ type Incr = FastifyRateLimitStore['incr'];
 type Callback = Parameters<Incr>[1];
 
 interface Count {
-  /** The counter: the limiter's key and the window's number. */
   key: string;
-  /** How long the counter is kept, ms: its window's length, from its first count. */
-  keepFor: number;
-  /** When the window ends, ms since the epoch. */
-  endsAt: number;
+  timeWindow: number;
   callback: Callback;
 }
 
-// KEYS: the counters; ARGV[i]: how long to keep KEYS[i], ms. Returns the counts, in order.
-// A counter outlives its window by less than a window, and no later window uses it.
+// KEYS: the counters; ARGV[i]: the window of KEYS[i] in ms. Returns count, ms left, … .
 const COUNT_SCRIPT = `
-local counts = {}
+local answers = {}
 for i, key in ipairs(KEYS) do
+  local window = tonumber(ARGV[i])
   local current = redis.pcall('INCR', key)
+  local left = -1
   if type(current) ~= 'number' then
     current = 1
-    redis.call('SET', key, current, 'PX', ARGV[i])
-  elseif current == 1 then
-    redis.call('PEXPIRE', key, ARGV[i])
+    redis.call('SET', key, current)
+  elseif current > 1 then
+    left = redis.call('PTTL', key)
   end
-  counts[i] = current
+  if left < 0 then
+    left = window
+    redis.call('PEXPIRE', key, left)
+  end
+  answers[2 * i - 1] = current
+  answers[2 * i] = left
 end
-return counts`;
+return answers`;
 
-// Decrements the counter of the window running, never below zero.
+// Decrement only a counter of a window still running, and never below zero.
 const REFUND_SCRIPT = `
-local current = tonumber(redis.call('GET', KEYS[1])) or 0
-if current > 0 then return redis.call('DECR', KEYS[1]) end
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current > 0 and redis.call('PTTL', KEYS[1]) > 0 then return redis.call('DECR', KEYS[1]) end
 return current`;
 
 // A bound on one call, so that a burst of thousands of requests in one turn does not
@@ -78,30 +79,17 @@ export class RedisCounters {
     this.redis = redis as Counting;
   }
 
-  /** Gives back one request counted against `key` in the window running. */
-  async refund(key: string, timeWindow: number): Promise<void> {
-    await this.redis.compplanRefund(this.counter(key, Math.floor(Date.now() / timeWindow)));
+  /** Gives back one request counted against `key` in its window still running. */
+  async refund(key: string): Promise<void> {
+    await this.redis.compplanRefund(`${this.prefix}${key}`);
   }
 
-  /**
-   * Counts one request against `key` in the window of `timeWindow` ms running now; the
-   * callback gets the count and the ms the window has left, or the call's error.
-   */
+  /** Counts one request against `key`; the callback gets the count or the call's error. */
   incr(key: string, callback: Callback, timeWindow: number): void {
-    const window = Math.floor(Date.now() / timeWindow);
-    this.pending.push({
-      key: this.counter(key, window),
-      keepFor: timeWindow,
-      endsAt: (window + 1) * timeWindow,
-      callback,
-    });
+    this.pending.push({ key: `${this.prefix}${key}`, timeWindow, callback });
     // The requests read in this turn of the event loop count together, in its check
     // phase (setImmediate): after every socket read of the turn has run its handlers.
     if (this.pending.length === 1) setImmediate(() => this.flush());
-  }
-
-  private counter(key: string, window: number): string {
-    return `${this.prefix}${key}:${window}`;
   }
 
   private flush(): void {
@@ -115,15 +103,13 @@ export class RedisCounters {
   private send(counts: Count[]): void {
     const args: (string | number)[] = [counts.length];
     for (const count of counts) args.push(count.key);
-    for (const count of counts) args.push(count.keepFor);
+    for (const count of counts) args.push(count.timeWindow);
     this.redis.compplanCount(...args).then(
       (answers) => {
-        const now = Date.now();
         counts.forEach((count, i) => {
-          // At least 1 ms: the request counted in this window, even if it ended meanwhile.
           count.callback(null, {
-            current: Number(answers[i]),
-            ttl: Math.max(1, count.endsAt - now),
+            current: Number(answers[2 * i]),
+            ttl: Number(answers[2 * i + 1]),
           });
         });
       },

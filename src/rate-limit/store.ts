@@ -14,6 +14,7 @@ type ChildOptions = Parameters<FastifyRateLimitStore['child']>[0];
 // Counters kept in process, per limiter: more keys than this and the least recently
 // used ones restart their window (which only ever lets a request through, never blocks).
 const LOCAL_CACHE_ENTRIES = 50_000;
+const localCounters = () => new LocalStore(false, false, LOCAL_CACHE_ENTRIES);
 
 class FailoverStore implements FastifyRateLimitStore {
   constructor(
@@ -61,7 +62,7 @@ class FailoverStore implements FastifyRateLimitStore {
     const { link } = this;
     if (this.shared && link?.usable()) {
       try {
-        await this.shared.refund(key, timeWindow);
+        await this.shared.refund(key);
         return;
       } catch (error) {
         link.markDown(error as Error);
@@ -77,11 +78,7 @@ class FailoverStore implements FastifyRateLimitStore {
   // Each limiter gets counters of its own in process. In Redis they share one key
   // namespace: the limiters' keys are namespaced (rate-limit/plugin.ts).
   child(_options: ChildOptions): FastifyRateLimitStore {
-    return new FailoverStore(
-      new LocalStore(false, false, LOCAL_CACHE_ENTRIES),
-      this.shared,
-      this.link,
-    );
+    return new FailoverStore(localCounters(), this.shared, this.link);
   }
 }
 
@@ -98,7 +95,6 @@ const REDIS_KEY_PREFIX = 'rate-limit:';
  */
 export function failoverStores(link: RedisLink | undefined) {
   const shared = link && new RedisCounters(link.client, REDIS_KEY_PREFIX);
-  const localCounters = () => new LocalStore(false, false, LOCAL_CACHE_ENTRIES);
   return {
     libraryStore: class extends FailoverStore {
       constructor() {
