@@ -4,7 +4,7 @@
 // revocation that reaches every instance, and what nginx adds (request ids, failover,
 // JSON errors of its own). Data and keys go in through the command line, as operators do.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,7 @@ import {
   type CompplanEnvironment,
   type CompplanInstance,
   compplan,
+  deployedNodeFlags,
   startCompplan,
 } from '../helpers/services/compplan.js';
 import { type NginxServer, startNginx } from '../helpers/services/nginx.js';
@@ -170,6 +171,20 @@ describe('three instances behind nginx, on one PostgreSQL and one Redis', () => 
         database: 'up',
         rateLimitStore: 'redis',
       });
+    }
+  });
+
+  it('every instance runs Node with the flags of the systemd units, which both units give alike', async () => {
+    const flags = [
+      '--max-semi-space-size=4',
+      '--heap-growing-percent=100',
+      '--no-allocation-site-pretenuring',
+    ];
+    expect(deployedNodeFlags('compplan.service')).toEqual(flags);
+    expect(deployedNodeFlags('compplan@.service')).toEqual(flags);
+    for (const instance of instances) {
+      const commandLine = readFileSync(`/proc/${instance.pid}/cmdline`, 'utf8').split('\0');
+      expect(commandLine.slice(1, 1 + flags.length)).toEqual(flags);
     }
   });
 

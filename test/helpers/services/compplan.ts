@@ -3,6 +3,7 @@
 // Each process gets a clean environment (the shell's PORT, DATABASE_URL … never leak in)
 // plus what the caller passes, and is stopped by PID: SIGTERM, then SIGKILL.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_VARIABLES } from '../../../src/config.js';
@@ -19,8 +20,26 @@ function environment(extra: CompplanEnvironment): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function spawnCompplan(args: readonly string[], env: CompplanEnvironment): ChildProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/**
+ * The flags the systemd unit starts Node with (V8's memory and collection settings,
+ * docs/operations.md): those of the ExecStart line of deploy/compplan.service. Servers
+ * started here, and the benchmark's, run with them: the server tested and measured is
+ * the server deployed.
+ */
+export function deployedNodeFlags(unit = 'compplan.service'): string[] {
+  const text = readFileSync(join(REPO_ROOT, 'deploy', unit), 'utf8');
+  // ExecStart=/usr/bin/node FLAGS… /opt/compplan/bin/compplan.js serve [--port %i]
+  const words = /^ExecStart=\S+\s+(.*)$/m.exec(text)?.[1]?.split(/\s+/) ?? [];
+  const script = words.findIndex((word) => !word.startsWith('--'));
+  return words.slice(0, script === -1 ? words.length : script);
+}
+
+function spawnCompplan(
+  args: readonly string[],
+  env: CompplanEnvironment,
+  nodeFlags: readonly string[] = [],
+): ChildProcess {
+  const child = spawn(process.execPath, [...nodeFlags, BIN, ...args], {
     cwd: REPO_ROOT,
     env: environment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -98,7 +117,8 @@ export interface StartOptions {
 const LISTENING = /compplan is listening on (http:\/\/\S+)/;
 
 /**
- * Starts `compplan serve --host 127.0.0.1 --port 0` and waits until it has printed where
+ * Starts `compplan serve --host 127.0.0.1 --port 0`, with the Node flags of the systemd
+ * unit, and waits until it has printed where
  * it listens and its /readyz answers 200. Port 0: the system picks a free port as the
  * server binds, so another process cannot take it in between (as it can a port found
  * free a moment earlier, on a machine running other suites).
@@ -108,7 +128,11 @@ export async function startCompplan(
   options: StartOptions = {},
 ): Promise<CompplanInstance> {
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const child = spawnCompplan(['serve', '--host', '127.0.0.1', '--port', '0'], env);
+  const child = spawnCompplan(
+    ['serve', '--host', '127.0.0.1', '--port', '0'],
+    env,
+    deployedNodeFlags(),
+  );
   const pid = child.pid;
   if (pid === undefined) throw new Error('could not spawn compplan serve');
   let stdout = '';
