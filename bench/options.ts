@@ -19,15 +19,28 @@ export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typ
 }
 
 /**
- * The whole number `text` spells (digits only, as a flag is typed), at least `min`;
+ * The whole number `text` spells (digits only, as a flag is typed), from `min` to `max`;
  * otherwise exits with status 2 and a message that names `--flag`.
  */
-export function wholeNumberFlag(flag: string, text: string | undefined, min: number): number {
+export function wholeNumberFlag(
+  flag: string,
+  text: string | undefined,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const value = Number(text);
-  if (text === undefined || !/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
-    refuse(
-      `--${flag} must be a whole number of at least ${min.toLocaleString('en-US')}, not ${JSON.stringify(text ?? '')}`,
-    );
+  if (
+    text === undefined ||
+    !/^\d+$/.test(text) ||
+    !Number.isSafeInteger(value) ||
+    value < min ||
+    value > max
+  ) {
+    const range =
+      max === Number.MAX_SAFE_INTEGER
+        ? `of at least ${min.toLocaleString('en-US')}`
+        : `from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}`;
+    refuse(`--${flag} must be a whole number ${range}, not ${JSON.stringify(text ?? '')}`);
   }
   return value;
 }

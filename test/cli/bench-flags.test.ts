@@ -29,6 +29,12 @@ describe('benchmark flags', () => {
       '--deep-page must be a whole number of at least 50, not "10"',
     ],
     ['bench/run.ts', ['--bogus'], "Unknown option '--bogus'"],
+    // Both organisations' keys must fit the server's key cache (10,000).
+    [
+      'bench/run.ts',
+      ['--keys', '5001'],
+      '--keys must be a whole number from 1 to 5,000, not "5001"',
+    ],
     [
       'bench/data.ts',
       ['--employees', '1e6'],

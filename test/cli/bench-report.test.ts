@@ -86,6 +86,29 @@ describe('npm run bench -- --report', () => {
     );
   });
 
+  it('fails a run in which any answer was not 2xx: the quota, not the server, was measured', async () => {
+    expect(await render(saved, [])).toContain(
+      '| Every answer 2xx, no errors (a 429 would measure the quota, not the server) | SQLite | none in any run | yes |',
+    );
+    const throttled = row('limiter on', 5_000);
+    throttled.runs = [measure(5_000, 30), { ...measure(5_000, 30), non2xx: 3_049 }];
+    expect(await render({ ...saved, rows: [throttled, row('limiter off', 5_200)] }, [])).toContain(
+      '| Every answer 2xx, no errors (a 429 would measure the quota, not the server) | SQLite | employees page 1 (limit 100) [limiter on]: 3,049 | **no** |',
+    );
+    const together = {
+      ...saved,
+      together: {
+        SQLite: {
+          page1: [measure(3_000, 20)],
+          deep: [{ ...measure(3_000, 21), errors: 2 }],
+        },
+      },
+    };
+    expect(await render(together, [])).toContain(
+      '| SQLite | page 1 and the deep page together: 2 | **no** |',
+    );
+  });
+
   it('reads older results, saved without their method, from their command line', async () => {
     const text = await render(saved, ['--duration', '30', '--connections', '10']);
     expect(text).toContain(
