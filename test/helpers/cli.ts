@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import { stopProcess } from './services/process.js';
 import { inStableOrder } from './snapshot.js';
+
+export { stopProcess };
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
@@ -56,29 +59,6 @@ function spawnCli(args: readonly string[], env: Record<string, string | undefine
   // A child that exits before reading its input must not crash the test with EPIPE.
   child.stdin?.on('error', () => {});
   return child;
-}
-
-/** Sends SIGTERM to one process we started; SIGKILL when it has not exited after `graceMs`. */
-export async function stopProcess(
-  child: ChildProcess,
-  graceMs = 5_000,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    return { code: child.exitCode, signal: child.signalCode, killed: false };
-  }
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  if (child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), graceMs);
-  });
-  const first = await Promise.race([exited, late]);
-  clearTimeout(timer);
-  if (first !== 'late') return { ...first, killed: false };
-  if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  return { ...(await exited), killed: true };
 }
 
 /** Runs `compplan ARGS…` to completion and returns what it printed and its exit code. */

@@ -1,24 +1,17 @@
-// compplan as operators run it: `node bin/compplan.js serve …` and the other commands,
-// spawned for real from the compiled code (`npm run build` first; npm test does it).
-// Each process gets a clean environment (the shell's PORT, DATABASE_URL … never leak in)
-// plus what the caller passes, and is stopped by PID: SIGTERM, then SIGKILL.
+// compplan as operators run it: `node bin/compplan.js serve …` with the systemd unit's
+// Node flags, and the other commands, spawned for real from the compiled code (`npm run
+// build` first; npm test does it). Each process gets a clean environment (the shell's
+// PORT, DATABASE_URL … never leak in) plus what the caller passes, and is stopped by PID:
+// SIGTERM, then SIGKILL. The commands run through test/helpers/cli.ts's runner.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CONFIG_VARIABLES } from '../../../src/config.js';
+import { cliEnvironment, REPO_ROOT, runCli } from '../cli.js';
 import { stopProcess, waitFor } from './process.js';
 
-export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
 
 export type CompplanEnvironment = Readonly<Record<string, string>>;
-
-function environment(extra: CompplanEnvironment): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of CONFIG_VARIABLES) delete env[name];
-  return { ...env, ...extra };
-}
 
 /**
  * The flags the systemd unit starts Node with (V8's memory and collection settings,
@@ -34,14 +27,14 @@ export function deployedNodeFlags(unit = 'compplan.service'): string[] {
   return words.slice(0, script === -1 ? words.length : script);
 }
 
-function spawnCompplan(
+function spawnServer(
   args: readonly string[],
   env: CompplanEnvironment,
-  nodeFlags: readonly string[] = [],
+  nodeFlags: readonly string[],
 ): ChildProcess {
   const child = spawn(process.execPath, [...nodeFlags, BIN, ...args], {
     cwd: REPO_ROOT,
-    env: environment(env),
+    env: cliEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.setEncoding('utf8');
@@ -49,46 +42,9 @@ function spawnCompplan(
   return child;
 }
 
-export interface CommandResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `compplan ARGS…` to completion. */
-export async function runCompplan(
-  args: readonly string[],
-  env: CompplanEnvironment,
-  timeoutMs = 60_000,
-): Promise<CommandResult> {
-  const child = spawnCompplan(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr?.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void stopProcess(child, 2_000);
-  }, timeoutMs);
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    // 'close', not 'exit': both streams have been read to the end.
-    child.once('close', (exitCode) => resolve(exitCode));
-  }).finally(() => clearTimeout(timer));
-  if (timedOut) {
-    throw new Error(`compplan ${args.join(' ')} did not finish within ${timeoutMs} ms: ${stderr}`);
-  }
-  return { code, stdout, stderr };
-}
-
 /** Runs `compplan ARGS…` and returns its standard output; throws unless it exits 0. */
 export async function compplan(args: readonly string[], env: CompplanEnvironment): Promise<string> {
-  const result = await runCompplan(args, env);
+  const result = await runCli(args, { env, timeoutMs: 60_000 });
   if (result.code !== 0) {
     throw new Error(`compplan ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   }
@@ -128,7 +84,7 @@ export async function startCompplan(
   options: StartOptions = {},
 ): Promise<CompplanInstance> {
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const child = spawnCompplan(
+  const child = spawnServer(
     ['serve', '--host', '127.0.0.1', '--port', '0'],
     env,
     deployedNodeFlags(),

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { REPO_ROOT } from './compplan.js';
+import { REPO_ROOT } from '../cli.js';
 import { freePort, stopProcess } from './process.js';
 
 export const NGINX_BIN = process.env.COMPPLAN_NGINX_BIN ?? '/usr/sbin/nginx';

@@ -20,16 +20,30 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** SIGTERM, then SIGKILL if the process has not exited within `graceMs`. */
-export async function stopProcess(child: ChildProcess, graceMs = 5_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = sleep(graceMs).then(() => 'timeout' as const);
-  if ((await Promise.race([exited.then(() => 'exited' as const), timer])) === 'timeout') {
-    child.kill('SIGKILL');
-    await exited;
+/**
+ * SIGTERM, then SIGKILL if the process has not exited within `graceMs`; resolves with how
+ * it ended (`killed`: it needed the SIGKILL).
+ */
+export async function stopProcess(
+  child: ChildProcess,
+  graceMs = 5_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return { code: child.exitCode, signal: child.signalCode, killed: false };
   }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), graceMs);
+  });
+  const first = await Promise.race([exited, late]);
+  clearTimeout(timer);
+  if (first !== 'late') return { ...first, killed: false };
+  child.kill('SIGKILL');
+  return { ...(await exited), killed: true };
 }
 
 /** Polls `check` until it returns true or `timeoutMs` passes. */
