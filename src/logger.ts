@@ -39,6 +39,9 @@ export function createLogger(
       // request lines carry the URL, so anything shaped like a key is masked in it.
       serializers: { req: requestLine },
     },
-    stream ?? process.stdout,
+    // Standard output written asynchronously (pino's own SonicBoom destination): a log line
+    // costs the request a buffer append, not a write system call. What is buffered is
+    // written before the process exits.
+    stream ?? pino.destination({ dest: 1, sync: false }),
   );
 }

@@ -27,6 +27,9 @@ export interface DatabaseHandle {
   readonly revision: DataRevision;
   /** Connection pool figures, for metrics; undefined for the embedded database. */
   poolStats?(): PoolStats;
+  /** Connections in the pool (src/db/fair-turns.ts); undefined for the embedded database,
+   * whose statements run one at a time on the event loop and wait for nothing. */
+  readonly poolSize?: number;
   /**
    * SQLite: takes the write lock and writes, then rolls back, so that a database that
    * cannot be written (a read-only file) or is held by another writer fails now, before
@@ -111,5 +114,6 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     dialect: 'postgres',
     revision: postgresRevision(config.url),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    poolSize: POSTGRES_POOL_SIZE,
   };
 }

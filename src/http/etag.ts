@@ -42,9 +42,9 @@ export function matchesIfNoneMatch(header: string, etag: string): boolean {
 }
 
 /**
- * An onSend hook for the API scope, where every 200 body is JSON by now (serialized text,
- * or the employees page's stored texts as UTF-8 bytes) and not yet compressed
- * (compression is a route hook, which runs after the scope's).
+ * The tag step of the pipeline (src/http/pipeline.ts), for the API's routes: every 200
+ * body is JSON by now (serialized text, or the employees page's stored texts as UTF-8
+ * bytes) and not yet compressed (compression is the last step).
  */
 export async function conditionalGet(
   this: FastifyInstance,
@@ -52,7 +52,11 @@ export async function conditionalGet(
   reply: FastifyReply,
   payload: unknown,
 ): Promise<unknown> {
-  if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
+  if (
+    reply.statusCode !== 200 ||
+    !request.routeOptions.config.api ||
+    !(typeof payload === 'string' || Buffer.isBuffer(payload))
+  ) {
     return payload;
   }
   // An answer the response cache sends compressed carries its plain body's tag already.
@@ -65,9 +69,10 @@ export async function conditionalGet(
   reply.code(304);
   reply.removeHeader('content-type');
   reply.removeHeader('content-length');
-  // As when the route's compression hook meets a 304: no body, so nothing is encoded.
   reply.removeHeader('content-encoding');
   reply.removeHeader('vary');
-  await this.rateLimits.refundKeyQuota(request, reply);
+  if (request.apiKey) {
+    request.quota = (await this.rateLimits.refundKeyQuota(request.apiKey.id)) ?? request.quota;
+  }
   return null;
 }

@@ -28,6 +28,12 @@ export interface KeptAnswersLimits {
 // Per entry beyond its bytes: the key, the record and the cache's own bookkeeping.
 const ENTRY_OVERHEAD_BYTES = 200;
 
+/** One organisation's kept answers: their bytes, and their keys least recently used first. */
+interface Share {
+  bytes: number;
+  sizes: Map<string, number>;
+}
+
 interface Entry extends KeptAnswer {
   organizationId: string;
 }
@@ -40,7 +46,12 @@ const sizeOf = (entry: Entry, key: string) =>
 
 export class KeptAnswers {
   private readonly entries: LRUCache<string, Entry>;
-  private readonly organizationBytes = new Map<string, number>();
+  /**
+   * Each organisation's kept keys with their sizes, least recently used first (a Map
+   * keeps insertion order; a read moves its key to the end): the answers that go first
+   * when the organisation is over its share are found without looking at anyone else's.
+   */
+  private readonly byOrganization = new Map<string, Share>();
 
   constructor(private readonly limits: KeptAnswersLimits) {
     this.entries = new LRUCache<string, Entry>({
@@ -48,14 +59,17 @@ export class KeptAnswers {
       maxEntrySize: Math.min(limits.answerBytes, limits.organizationBytes),
       sizeCalculation: sizeOf,
       ttl: limits.maxAgeMs,
-      // Whatever takes an entry out (eviction, replacement, expiry, delete) gives its
-      // bytes back to its organisation's share.
-      dispose: (entry, key) => this.count(entry.organizationId, -sizeOf(entry, key)),
+      // Whatever takes an entry out (eviction, replacement, expiry, delete) takes it out of
+      // its organisation's share too.
+      dispose: (entry, key) => this.forget(entry.organizationId, key),
     });
   }
 
   get(organizationId: string, url: string): KeptAnswer | undefined {
-    return this.entries.get(keyOf(organizationId, url));
+    const key = keyOf(organizationId, url);
+    const entry = this.entries.get(key);
+    if (entry !== undefined) this.touch(organizationId, key);
+    return entry;
   }
 
   /** Keeps an answer, replacing any kept for the same organisation and URL. */
@@ -81,28 +95,27 @@ export class KeptAnswers {
       this.entries.delete(key);
       return;
     }
-    // The record this one replaces gives its bytes back.
-    const replaced = this.entries.peek(key);
-    const room = () =>
-      this.limits.organizationBytes -
-      this.bytesOf(organizationId) +
-      (replaced && this.entries.has(key) ? sizeOf(replaced, key) : 0);
-    if (size > room()) {
-      this.entries.purgeStale();
-      // Listed first, deleted after: the cache's order must not change under its iterator.
-      const own = [...this.entries.rkeys()].filter((kept) => kept.startsWith(`${organizationId} `));
-      for (const kept of own) {
-        if (size <= room()) break;
-        this.entries.delete(kept);
+    const own = this.byOrganization.get(organizationId);
+    if (own) {
+      // The record this one replaces gives its bytes back when it is replaced.
+      const replaced = own.sizes.get(key) ?? 0;
+      for (const oldest of own.sizes.keys()) {
+        if (own.bytes - replaced + size <= this.limits.organizationBytes) break;
+        if (oldest !== key) this.entries.delete(oldest);
       }
     }
     this.entries.set(key, entry, { noUpdateTTL: keepAge });
-    this.count(organizationId, size);
+    if (this.entries.has(key)) {
+      const share = this.byOrganization.get(organizationId) ?? { bytes: 0, sizes: new Map() };
+      share.sizes.set(key, size);
+      share.bytes += size;
+      this.byOrganization.set(organizationId, share);
+    }
   }
 
   /** Bytes kept for the organisation. */
   bytesOf(organizationId: string): number {
-    return this.organizationBytes.get(organizationId) ?? 0;
+    return this.byOrganization.get(organizationId)?.bytes ?? 0;
   }
 
   /** Bytes kept in all. */
@@ -110,10 +123,21 @@ export class KeptAnswers {
     return this.entries.calculatedSize;
   }
 
-  private count(organizationId: string, bytes: number): void {
-    const total = this.bytesOf(organizationId) + bytes;
-    if (total > 0) this.organizationBytes.set(organizationId, total);
-    else this.organizationBytes.delete(organizationId);
+  private touch(organizationId: string, key: string): void {
+    const sizes = this.byOrganization.get(organizationId)?.sizes;
+    const size = sizes?.get(key);
+    if (sizes === undefined || size === undefined) return;
+    sizes.delete(key);
+    sizes.set(key, size);
+  }
+
+  private forget(organizationId: string, key: string): void {
+    const share = this.byOrganization.get(organizationId);
+    const size = share?.sizes.get(key);
+    if (share === undefined || size === undefined) return;
+    share.sizes.delete(key);
+    share.bytes -= size;
+    if (share.sizes.size === 0) this.byOrganization.delete(organizationId);
   }
 }
 

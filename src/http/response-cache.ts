@@ -5,8 +5,8 @@
 // whether one has committed since the answer was built. So a cached answer is never
 // stale, nothing has to expire it, and every instance keeps its own.
 //
-// Authentication and the quota run first, as for any request. A kept answer is looked up
-// right after them, before the query is validated: only a valid URL ever got a 200 to
+// Authentication and the quota run first, as for any request (src/http/pipeline.ts). A
+// kept answer is looked up right after them, before the query is validated: only a valid URL ever got a 200 to
 // keep, and the same URL validates the same way whatever the data. What a hit skips is
 // validation, the database read and the serialization; the answer's ETag is computed
 // once per kept body (src/http/etag.ts), and each compressed form of it once, when a
@@ -43,10 +43,17 @@ const LIMITS: KeptAnswersLimits = {
   maxAgeMs: 10_000,
 };
 
-/** Adds the cache to a scope: its routes opt in with `config: { cacheAnswers: true }`. */
-export function cacheAnswers(scope: FastifyInstance): void {
-  const { revision } = scope.database;
-  const counted = scope.metrics.responseCache;
+export interface ResponseCache {
+  /** Step 4 of the pipeline: sends a kept answer that is still current. */
+  answerFromCache(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /** Step 7: keeps what a cacheable route built. */
+  keepAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
+}
+
+/** The cache of the API's answers; routes opt in with `config: { cacheAnswers: true }`. */
+export function responseCache(app: FastifyInstance): ResponseCache {
+  const { revision } = app.database;
+  const counted = app.metrics.responseCache;
   const hits = counted.labels({ result: 'hit' });
   const misses = counted.labels({ result: 'miss' });
   const unusable = counted.labels({ result: 'off' });
@@ -54,25 +61,40 @@ export function cacheAnswers(scope: FastifyInstance): void {
   new Gauge({
     name: 'compplan_response_cache_bytes',
     help: 'Bytes the response cache holds: kept answers, their compressed forms and bookkeeping (at most 16 MiB, 4 MiB per organisation).',
-    registers: [scope.metrics.registry],
+    registers: [app.metrics.registry],
     collect() {
       this.set(answers.bytes);
     },
   });
 
-  scope.decorateRequest('answerRevision', undefined);
+  app.decorateRequest('answerRevision', undefined);
+  app.addHook('onReady', async () => {
+    await revision.watch((error) =>
+      app.log.warn(
+        { err: error },
+        'answers are not cached until the database can tell this server of imports again',
+      ),
+    );
+  });
+  app.addHook('onClose', async () => {
+    await revision.close();
+  });
 
-  // After the scope's authentication and quota hooks, which are added before this one.
-  scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'GET' || reply.routeOptions.config.cacheAnswers !== true) return;
-    const current = revision.current();
-    if (current === undefined) {
-      unusable.inc();
-      return;
-    }
-    const organizationId = organizationOf(request);
-    const answer = answers.get(organizationId, request.url);
-    if (answer?.revision === current) {
+  return {
+    async answerFromCache(request, reply) {
+      if (request.method !== 'GET' || reply.routeOptions.config.cacheAnswers !== true) return;
+      const current = revision.current();
+      if (current === undefined) {
+        unusable.inc();
+        return;
+      }
+      const organizationId = organizationOf(request);
+      const answer = answers.get(organizationId, request.url);
+      if (answer?.revision !== current) {
+        misses.inc();
+        request.answerRevision = current;
+        return;
+      }
       hits.inc();
       reply.type(answer.contentType);
       const encoding = encodingFor(request, answer.body.length);
@@ -82,47 +104,33 @@ export function cacheAnswers(scope: FastifyInstance): void {
         encoded = encode(answer.body, encoding);
         answers.addEncoding(organizationId, request.url, encoding, encoded);
       }
-      // The headers @fastify/compress sets, and the plain body's ETag (the same for every
-      // encoding): the route's compression hook leaves an encoded body alone.
+      // The plain body's ETag (the same for every encoding), and the headers the
+      // compression step would set; it leaves an encoded body alone.
       return reply
         .header('content-encoding', encoding)
         .header('vary', 'accept-encoding')
         .header('etag', etagOfBody(answer.body))
         .send(encoded as never);
-    }
-    misses.inc();
-    request.answerRevision = current;
-  });
+    },
 
-  // Keeps what the handler built. Runs before conditionalGet, which may turn a 200 into a
-  // 304 without a body: the body is still the one to keep.
-  scope.addHook('onSend', async (request, reply, payload) => {
-    const built = request.answerRevision;
-    if (built === undefined || reply.statusCode !== 200) return payload;
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const contentType = reply.getHeader('content-type');
-    if (typeof contentType === 'string') {
-      answers.keep(organizationOf(request), request.url, {
-        body,
-        contentType,
-        revision: built,
-        encoded: {},
-      });
-    }
-    // The same Buffer goes out now, so its ETag is computed once for this and every hit.
-    return body;
-  });
-
-  scope.addHook('onReady', async () => {
-    await revision.watch((error) =>
-      scope.log.warn(
-        { err: error },
-        'answers are not cached until the database can tell this server of imports again',
-      ),
-    );
-  });
-  scope.addHook('onClose', async () => {
-    await revision.close();
-  });
+    // Before the tag step, which may turn a 200 into a 304 without a body: the body is
+    // still the one to keep.
+    async keepAnswer(request, reply, payload) {
+      const built = request.answerRevision;
+      if (built === undefined || reply.statusCode !== 200) return payload;
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+      const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+      const contentType = reply.getHeader('content-type');
+      if (typeof contentType === 'string') {
+        answers.keep(organizationOf(request), request.url, {
+          body,
+          contentType,
+          revision: built,
+          encoded: {},
+        });
+      }
+      // The same Buffer goes out now, so its ETag is computed once for this and every hit.
+      return body;
+    },
+  };
 }

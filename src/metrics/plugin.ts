@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client), one registry per app so that several apps in one
 // process (tests) keep separate figures. server.ts serves them on METRICS_PORT, away
 // from the API port, so that they need no key and are not exposed with the API.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { RateLimitStoreState } from '../rate-limit/redis-link.js';
@@ -11,6 +12,8 @@ export interface Metrics {
   readonly authFailures: Counter;
   readonly responseCache: Counter<'result'>;
   readonly apiKeyLookups: Counter;
+  /** Counts an answered request and its duration (the pipeline's record step). */
+  observeRequest(request: FastifyRequest, reply: FastifyReply): void;
 }
 
 declare module 'fastify' {
@@ -42,7 +45,7 @@ export default fp(
     });
     const rateLimited = new Counter({
       name: 'compplan_rate_limited_total',
-      help: 'Requests answered 429, by the limit they met: key (per-second quota), concurrency (requests in flight per key) or auth-failure (per address).',
+      help: 'Requests answered 429, by the limit they met: key (per-second quota) or auth-failure (per address).',
       labelNames: ['limit'] as const,
       registers: [registry],
     });
@@ -86,23 +89,22 @@ export default fp(
       },
     });
 
-    app.addHook('onResponse', async (request, reply) => {
-      // The route pattern, never the raw URL: ids in paths would make a series per object.
-      const labels = {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status_code: String(reply.statusCode),
-      };
-      requests.inc(labels);
-      duration.observe(labels, reply.elapsedTime / 1000);
-    });
-
     app.decorate<Metrics>('metrics', {
       registry,
       rateLimited,
       authFailures,
       responseCache,
       apiKeyLookups,
+      observeRequest(request, reply) {
+        // The route pattern, never the raw URL: ids in paths would make a series per object.
+        const labels = {
+          method: request.method,
+          route: request.routeOptions.url ?? 'unmatched',
+          status_code: String(reply.statusCode),
+        };
+        requests.inc(labels);
+        duration.observe(labels, reply.elapsedTime / 1000);
+      },
     });
   },
   { name: 'metrics', dependencies: ['database'] },

@@ -1,22 +1,15 @@
-// The API as its users know it (api.md section 4): every route here needs a valid key,
-// and every request with one counts against that key's quota.
+// The API as its users know it (api.md section 4). Every route registered here is marked
+// as the API's: the request pipeline (src/http/pipeline.ts) then requires a valid key for
+// it, counts it against that key's quota, tags its answers and may keep them.
 import type { FastifyPluginAsync } from 'fastify';
-import { conditionalGet } from '../http/etag.js';
-import { cacheAnswers } from '../http/response-cache.js';
-import { requireApiKey } from '../plugins/authentication.js';
-import { limitInFlightPerKey } from '../rate-limit/concurrency.js';
 import { employeeRoutes } from './employees/routes.js';
 import { meritCycleRoutes } from './merit-cycles/routes.js';
 import { pingRoutes } from './ping/routes.js';
 
 export const apiRoutes: FastifyPluginAsync = async (api) => {
-  api.addHook('onRequest', requireApiKey);
-  api.addHook('onRequest', limitInFlightPerKey());
-  // Answers kept while the data they show is unchanged: looked up once the key and the
-  // quota have passed (the hooks above); kept by an onSend hook that comes before ETag's.
-  cacheAnswers(api);
-  // ETag on every 200; If-None-Match → 304 without a body, which the quota does not count.
-  api.addHook('onSend', conditionalGet);
+  api.addHook('onRoute', (route) => {
+    route.config = { ...route.config, api: true };
+  });
   await api.register(pingRoutes);
   await api.register(meritCycleRoutes);
   await api.register(employeeRoutes);

@@ -1,5 +1,5 @@
-// x-api-key authentication for the API routes (api.md section 5). The verifier and its
-// cache live as long as the app; `requireApiKey` is the hook the API scope runs first.
+// x-api-key authentication (api.md section 5). The verifier and its cache live as long as
+// the app; `authenticate` is the pipeline's step that uses it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from '../errors.js';
@@ -15,24 +15,45 @@ declare module 'fastify' {
     apiKeys: ApiKeyVerifier;
   }
   interface FastifyRequest {
-    /** Set by requireApiKey on every request of the API scope. */
+    /** Set by authenticate for a request with a valid key. */
     apiKey: AuthenticatedKey | null;
   }
 }
 
 export const API_KEY_HEADER = 'x-api-key';
 
-/** Authenticates the request, then takes one request from its key's quota. */
-export async function requireApiKey(
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route outside the API that counts a valid key it is sent (a 405 of an API path). */
+    countsKey?: boolean;
+  }
+}
+
+/**
+ * Whether a request needs a key: every API route; a path that does not exist and a
+ * method the API does not have, only when they are sent one — then it is checked and
+ * counted like any (decisions.md: every authenticated response carries the quota); the
+ * web application, the reference and the health checks never.
+ */
+function keyPolicy(request: FastifyRequest): 'required' | 'when-sent' | 'none' {
+  const { config } = request.routeOptions;
+  if (config.api) return 'required';
+  return request.is404 || config.countsKey ? 'when-sent' : 'none';
+}
+
+/** The authenticate step of the pipeline (src/http/pipeline.ts): an onRequest hook. */
+export async function authenticate(
   this: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
+  const policy = keyPolicy(request);
   const header = request.headers[API_KEY_HEADER];
+  if (policy === 'none' || (policy === 'when-sent' && header === undefined)) return;
   const key = await this.apiKeys.verify(typeof header === 'string' ? header : undefined);
   if (!key) {
     this.metrics.authFailures.inc();
-    const retryAfter = await this.rateLimits.recordAuthFailure(request);
+    const retryAfter = await this.rateLimits.recordAuthFailure(request.ip);
     if (retryAfter !== null) {
       this.metrics.rateLimited.inc({ limit: 'auth-failure' });
       return sendTooManyRequests(reply, retryAfter);
@@ -40,10 +61,6 @@ export async function requireApiKey(
     throw unauthorized();
   }
   request.apiKey = key;
-  if (!(await this.rateLimits.takeKeyQuota(request, reply))) {
-    this.metrics.rateLimited.inc({ limit: 'key' });
-    return reply;
-  }
 }
 
 /** The organisation of the authenticated key; only for routes in the API scope. */

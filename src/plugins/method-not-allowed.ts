@@ -33,6 +33,8 @@ export function methodNotAllowed(app: FastifyInstance) {
         app.route({
           method: OTHER_METHODS,
           url,
+          // A valid key sent with it is counted, as on the API's own methods.
+          config: { countsKey: true },
           // Answered at onRequest, before any body is read: a PUT with a bad, oversized or
           // unsupported body still learns that the method is wrong, not that the body is.
           onRequest: async (request, reply) =>

@@ -3,8 +3,7 @@
 // another type, be cached on the way, or send a Referer anywhere. HTML (the web
 // application under /app, the reference under /docs) keeps the headers its own scope
 // sets: only JSON responses are touched here, and a header a route already set stays.
-import type { FastifyReply } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   // Nothing a JSON body could be turned into may load or run anything, or be framed.
@@ -21,15 +20,14 @@ const isJson = (reply: FastifyReply) => {
   return typeof type === 'string' && type.startsWith('application/json');
 };
 
-export default fp(
-  async (app) => {
-    app.addHook('onSend', async (_request, reply, payload) => {
-      if (!isJson(reply)) return payload;
-      for (const [name, value] of Object.entries(API_RESPONSE_HEADERS)) {
-        if (!reply.hasHeader(name)) reply.header(name, value);
-      }
-      return payload;
-    });
-  },
-  { name: 'security-headers' },
-);
+/**
+ * The secure step of the pipeline (src/http/pipeline.ts): an onSend hook for every JSON
+ * answer, and every answer of an API route (a 304 has no content type).
+ */
+export async function secureJson(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  if (!isJson(reply) && !request.routeOptions.config.api) return payload;
+  for (const [name, value] of Object.entries(API_RESPONSE_HEADERS)) {
+    if (!reply.hasHeader(name)) reply.header(name, value);
+  }
+  return payload;
+}

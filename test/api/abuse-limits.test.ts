@@ -1,12 +1,12 @@
 // Abuse limits (OWASP API4, unrestricted resource consumption; API8, misconfiguration):
-// the size of what a client may send, the bound on one key's requests in flight, the
+// the size of what a client may send, one key's requests in flight (never refused within its
+// quota), the
 // per-address throttle on failed authentication, and the security headers of JSON
 // responses. Slow clients (timeouts) are in test/hardening/slow-clients.test.ts.
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';
-import { MAX_IN_FLIGHT_PER_KEY } from '../../src/rate-limit/concurrency.js';
 import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import {
   cyclePath,
@@ -200,54 +200,21 @@ describe('abuse limits', () => {
       });
     }
 
-    it(`holds one key to ${MAX_IN_FLIGHT_PER_KEY} requests in flight: the next gets 429, other keys are served, and the slot frees when a request ends`, async () => {
-      expect(MAX_IN_FLIGHT_PER_KEY).toBe(8);
-      const stalled = await Promise.all(
-        Array.from({ length: MAX_IN_FLIGHT_PER_KEY }, () => stalledReader(hoarder)),
-      );
+    it('serves a key whose 12 earlier requests stopped reading: requests in flight within the quota are never refused, and other keys are served meanwhile', async () => {
+      await Promise.all(Array.from({ length: 12 }, () => stalledReader(hoarder)));
 
-      const refused = await nodeRequest(server.url, cyclePath(HOARD_CYCLE), {
+      const next = await nodeRequest(server.url, cyclePath(HOARD_CYCLE), {
         headers: { 'x-api-key': hoarder },
       });
-      expect(refused.status).toBe(429);
-      expect(refused.body).toBe(TOO_MANY);
-      expect(refused.headers['retry-after']).toBe('1');
-      expect(refused.headers['content-type']).toBe(JSON_TYPE);
-
-      // Another key of the same organisation is not affected.
+      expect(next.status).toBe(200);
       const otherKey = await server.createKey(HOARD, 'other');
-      const other = await nodeRequest(server.url, cyclePath(HOARD_CYCLE), {
+      const other = await nodeRequest(server.url, employeesPath(HOARD_CYCLE), {
         headers: { 'x-api-key': otherKey },
       });
       expect(other.status).toBe(200);
 
-      // A client that goes away frees its slot.
-      stalled[0]?.destroy();
-      let status = 0;
-      for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
-        status = (
-          await nodeRequest(server.url, cyclePath(HOARD_CYCLE), {
-            headers: { 'x-api-key': hoarder },
-          })
-        ).status;
-        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(status).toBe(200);
-      // Still bounded: the freed slot is one slot.
-      await stalledReader(hoarder);
-      const overAgain = await nodeRequest(server.url, cyclePath(HOARD_CYCLE), {
-        headers: { 'x-api-key': hoarder },
-      });
-      expect(overAgain.status).toBe(429);
-
       for (const socket of sockets) socket.destroy();
       sockets = [];
-      let freed = 0;
-      for (let attempt = 0; attempt < 50 && freed !== 200; attempt++) {
-        freed = (await get('/ping', { 'x-api-key': hoarder })).status;
-        if (freed !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(freed).toBe(200);
     });
 
     it('never counts a request that was refused authentication', async () => {

@@ -233,6 +233,25 @@ describe('HTTP behaviour', () => {
       );
     });
 
+    it.each([
+      ['deflate;q=0, gzip;q=0, br;q=0, *;q=0.5', undefined],
+      ['gzip;q=0', undefined],
+      ['*;q=0', undefined],
+      ['gzip;q=0, br', 'br'],
+      ['br;q=0, *', 'gzip'],
+      ['gzip, *;q=0', 'gzip'],
+    ])(
+      'reads q-values as RFC 9110 does (q=0: not acceptable): %s → %s',
+      async (header, encoding) => {
+        const response = await raw(LARGE_PAGE, { headers: { 'accept-encoding': header } });
+        expect(response.status).toBe(200);
+        expect(response.headers['content-encoding']).toBe(encoding);
+        const decode = { br: brotliDecompressSync, gzip: gunzipSync }[encoding ?? ''];
+        const text = (decode ? decode(response.body) : response.body).toString('utf8');
+        expect(text).toBe(plain.body.toString('utf8'));
+      },
+    );
+
     it('compresses the merit cycle list too, when asked', async () => {
       const identity = await raw(`${MERIT_CYCLES}?limit=100`);
       const gzip = await raw(`${MERIT_CYCLES}?limit=100`, {

@@ -187,7 +187,8 @@ describe('no leaks in responses or logs', () => {
   });
 
   it('no log line holds key material, and only the 500’s error line holds a cause', () => {
-    expect(server.logs.length).toBeGreaterThan(80);
+    // One access line per answered request (and the 500's error line).
+    expect(server.logs.length).toBeGreaterThan(40);
     const causes = server.logs.filter((line) => Number(line.level) >= 50);
     expect(causes.map((line) => line.msg)).toEqual(['request failed']);
     for (const line of server.logs) {

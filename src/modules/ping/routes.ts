@@ -8,6 +8,7 @@ export const pingRoutes: FastifyPluginAsyncZod = async (app) => {
   app.route({
     method: READ_METHODS,
     url: '/ping',
+    config: { readsDatabase: false },
     schema: {
       operationId: 'ping',
       summary: 'Check connectivity and the API key',

@@ -101,15 +101,15 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
   addSecurityHeaders(app);
   app.decorateRequest('signed', null);
 
-  const perAddress = app.createRateLimit({
-    max: SIGN_IN_ATTEMPTS_PER_ADDRESS,
-    timeWindow: SIGN_IN_WINDOW_MS,
-    keyGenerator: (request) => `web-sign-in-address:${request.ip}`,
+  const perAddress = app.rateLimits.counter({
+    name: 'web-sign-in-address',
+    points: SIGN_IN_ATTEMPTS_PER_ADDRESS,
+    windowMs: SIGN_IN_WINDOW_MS,
   });
-  const perAccount = app.createRateLimit({
-    max: SIGN_IN_ATTEMPTS_PER_ACCOUNT,
-    timeWindow: SIGN_IN_WINDOW_MS,
-    keyGenerator: (request) => `web-sign-in-account:${emailKey(formField(request, 'email'))}`,
+  const perAccount = app.rateLimits.counter({
+    name: 'web-sign-in-account',
+    points: SIGN_IN_ATTEMPTS_PER_ACCOUNT,
+    windowMs: SIGN_IN_WINDOW_MS,
   });
 
   const cookie = (request: FastifyRequest, reply: FastifyReply, name: string, value: string) =>
@@ -229,12 +229,17 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
         error: 'The sign-in form had expired. Please sign in again.',
       });
     }
-    for (const limit of [perAddress, perAccount]) {
-      const attempt = await limit(request);
-      if (!attempt.isAllowed && attempt.isExceeded) {
-        const minutes = Math.max(1, Math.ceil(attempt.ttlInSeconds / 60));
+    const attempts = [
+      [perAddress, request.ip],
+      [perAccount, emailKey(formField(request, 'email'))],
+    ] as const;
+    for (const [limit, name] of attempts) {
+      const attempt = await limit.take(name);
+      if (attempt.exceeded) {
+        const seconds = Math.max(1, Math.ceil(attempt.resetsInMs / 1000));
+        const minutes = Math.max(1, Math.ceil(seconds / 60));
         request.log.warn('sign-in throttled');
-        reply.header('retry-after', String(Math.max(1, attempt.ttlInSeconds)));
+        reply.header('retry-after', String(seconds));
         return renderSignIn(request, reply, 429, {
           email,
           error: `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
