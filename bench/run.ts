@@ -45,7 +45,7 @@ import { createApiKey } from '../src/modules/api-keys/service.js';
 import { KEY_CACHE_MAX_ENTRIES } from '../src/modules/api-keys/verifier.js';
 import { CursorCodec } from '../src/pagination/cursor.js';
 import { rawRequest } from '../test/helpers/api-expectations.js';
-import { deployedNodeFlags } from '../test/helpers/services/compplan.js';
+import { compplanNodeFlags } from '../test/helpers/services/compplan.js';
 import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { redisAvailable, startRedis } from '../test/helpers/services/redis.js';
@@ -443,7 +443,7 @@ async function benchDatabase(label: string, databaseUrl: string, redisUrl: strin
         ...(mode === 'limiter on (Redis)' && redisUrl ? { REDIS_URL: redisUrl } : {}),
       };
       const child = await started(
-        node('bench/server.js', [], env, deployedNodeFlags()),
+        node('bench/server.js', [], env, compplanNodeFlags()),
         `compplan (${mode})`,
       );
       servers.set(mode, { child, url: `http://127.0.0.1:${port}`, peakRss: 0 });

@@ -1,4 +1,5 @@
 // compplan serve [--port N] [--host H] [--demo] (decisions.md section 2), as a real process.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   runCli,
@@ -7,6 +8,7 @@ import {
   type TempDatabase,
   tempDatabase,
 } from '../helpers/cli.js';
+import { compplanNodeFlags } from '../helpers/services/compplan.js';
 
 const LOOPBACK_URL = /^http:\/\/127\.0\.0\.1:(\d+)$/;
 const DEMO_START =
@@ -64,6 +66,10 @@ describe('compplan serve', () => {
       expect(logLines.length).toBeGreaterThan(0);
       for (const line of logLines) expect(() => JSON.parse(line)).not.toThrow();
       expect(first.stdout()).not.toContain(key);
+
+      // Started as npm start starts it, node runs with compplan's V8 flags.
+      const commandLine = readFileSync(`/proc/${first.process.pid}/cmdline`, 'utf8').split('\0');
+      expect(commandLine.slice(1, 4)).toEqual(compplanNodeFlags());
     } finally {
       expect(await first.stop()).toEqual({ code: 0, signal: null, killed: false });
     }

@@ -46,8 +46,18 @@ export function cliEnvironment(extra: Record<string, string | undefined> = {}): 
 
 const running = new Set<ChildProcess>();
 
-function spawnCli(args: readonly string[], env: Record<string, string | undefined> | undefined) {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/**
+ * Spawns the command line: `node bin/compplan.js ARGS…`, or with `executable` the script
+ * itself, as `npm start`, `npx compplan` and the systemd units run it (its first line
+ * starts node with compplan's V8 flags).
+ */
+function spawnCli(
+  args: readonly string[],
+  env: Record<string, string | undefined> | undefined,
+  executable = false,
+) {
+  const [command, commandArgs] = executable ? [BIN, [...args]] : [process.execPath, [BIN, ...args]];
+  const child = spawn(command, commandArgs, {
     cwd: REPO_ROOT,
     env: cliEnvironment(env),
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -113,7 +123,8 @@ export interface CliServer {
 const LISTENING = /compplan is listening on (http:\/\/\S+)/;
 
 /**
- * Starts `compplan serve --port 0 --host 127.0.0.1 [extra…]` and waits until it prints the
+ * Starts `bin/compplan.js serve --port 0 --host 127.0.0.1 [extra…]` (the script executed, as
+ * `npm start` does) and waits until it prints the
  * URL it listens on. Start-up output ends with an empty line, which is waited for too, so
  * that what `serve --demo` prints after the URL has all arrived.
  */
@@ -122,7 +133,7 @@ export async function startCliServer(
   env: Record<string, string | undefined>,
   timeoutMs = 20_000,
 ): Promise<CliServer> {
-  const child = spawnCli(['serve', '--port', '0', '--host', '127.0.0.1', ...extraArgs], env);
+  const child = spawnCli(['serve', '--port', '0', '--host', '127.0.0.1', ...extraArgs], env, true);
   child.stdin?.end();
   let stdout = '';
   let stderr = '';

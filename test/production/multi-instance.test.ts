@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import {
   type CompplanEnvironment,
   type CompplanInstance,
   compplan,
-  deployedNodeFlags,
+  compplanNodeFlags,
   startCompplan,
 } from '../helpers/services/compplan.js';
 import { type NginxServer, startNginx } from '../helpers/services/nginx.js';
@@ -174,14 +175,21 @@ describe('three instances behind nginx, on one PostgreSQL and one Redis', () => 
     }
   });
 
-  it('every instance runs Node with the flags of the systemd units, which both units give alike', async () => {
+  it("every instance runs Node with compplan's V8 flags, which bin/compplan.js's first line gives and both units and npm start use by executing it", async () => {
     const flags = [
       '--max-semi-space-size=4',
       '--heap-growing-percent=100',
       '--no-allocation-site-pretenuring',
     ];
-    expect(deployedNodeFlags('compplan.service')).toEqual(flags);
-    expect(deployedNodeFlags('compplan@.service')).toEqual(flags);
+    expect(compplanNodeFlags()).toEqual(flags);
+    const execStart = (unit: string) =>
+      /^ExecStart=(.*)$/m.exec(readFileSync(join(REPO_ROOT, 'deploy', unit), 'utf8'))?.[1];
+    expect(execStart('compplan.service')).toBe('/opt/compplan/bin/compplan.js serve');
+    expect(execStart('compplan@.service')).toBe('/opt/compplan/bin/compplan.js serve --port %i');
+    const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(packageJson.scripts.start).toBe('bin/compplan.js serve --demo');
     for (const instance of instances) {
       const commandLine = readFileSync(`/proc/${instance.pid}/cmdline`, 'utf8').split('\0');
       expect(commandLine.slice(1, 1 + flags.length)).toEqual(flags);

@@ -14,17 +14,14 @@ const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
 export type CompplanEnvironment = Readonly<Record<string, string>>;
 
 /**
- * The flags the systemd unit starts Node with (V8's memory and collection settings,
- * docs/operations.md): those of the ExecStart line of deploy/compplan.service. Servers
- * started here, and the benchmark's, run with them: the server tested and measured is
- * the server deployed.
+ * The V8 flags every compplan process runs with: those of bin/compplan.js's first line
+ * (`#!/usr/bin/env -S node FLAGS…`), which `npm start`, `npx compplan` and the systemd
+ * units execute. Servers started here pass them to node explicitly, as the script would.
  */
-export function deployedNodeFlags(unit = 'compplan.service'): string[] {
-  const text = readFileSync(join(REPO_ROOT, 'deploy', unit), 'utf8');
-  // ExecStart=/usr/bin/node FLAGS… /opt/compplan/bin/compplan.js serve [--port %i]
-  const words = /^ExecStart=\S+\s+(.*)$/m.exec(text)?.[1]?.split(/\s+/) ?? [];
-  const script = words.findIndex((word) => !word.startsWith('--'));
-  return words.slice(0, script === -1 ? words.length : script);
+export function compplanNodeFlags(): string[] {
+  const shebang = readFileSync(join(REPO_ROOT, 'bin', 'compplan.js'), 'utf8').split('\n')[0] ?? '';
+  const words = /^#!\/usr\/bin\/env -S node\s+(.*)$/.exec(shebang)?.[1]?.split(/\s+/) ?? [];
+  return words.filter((word) => word.startsWith('--'));
 }
 
 function spawnServer(
@@ -87,7 +84,7 @@ export async function startCompplan(
   const child = spawnServer(
     ['serve', '--host', '127.0.0.1', '--port', '0'],
     env,
-    deployedNodeFlags(),
+    compplanNodeFlags(),
   );
   const pid = child.pid;
   if (pid === undefined) throw new Error('could not spawn compplan serve');
