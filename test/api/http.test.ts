@@ -357,6 +357,26 @@ describe('HTTP behaviour', () => {
     });
   });
 
+  describe('the access log', () => {
+    it('writes one line per request at info: the request id, method, URL, status and time, never the key', async () => {
+      const id = `access-${Date.now()}`;
+      const response = await raw(`${MERIT_CYCLES}?limit=2`, { headers: { 'x-request-id': id } });
+      expect(response.status).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+      const lines = server.logs.filter((line) => line.requestId === id);
+      expect(lines).toHaveLength(1);
+      const [line] = lines;
+      expect(line).toMatchObject({
+        level: 30,
+        msg: 'request completed',
+        req: { method: 'GET', url: `${MERIT_CYCLES}?limit=2` },
+        res: { statusCode: 200 },
+      });
+      expect(typeof line?.responseTime).toBe('number');
+      expect(JSON.stringify(line)).not.toContain(key);
+    });
+  });
+
   describe('malformed URLs', () => {
     it('a broken percent-encoding in a path parameter → 400 JSON body, not a 5xx', async () => {
       const path = `${MERIT_CYCLES}/%E0%A4%A`;
