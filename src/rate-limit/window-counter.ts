@@ -50,32 +50,29 @@ export class WindowCounter {
   }
 
   /** Counts one request for `name`. */
-  async take(name: string): Promise<WindowCount> {
-    const shared = this.usableShared();
-    if (shared) {
-      try {
-        return await consume(shared, name);
-      } catch (error) {
-        this.link?.markDown(error as Error);
-      }
-    }
-    return consume(this.local, name);
+  take(name: string): Promise<WindowCount> {
+    return this.inStore((limiter) => consume(limiter, name));
   }
 
   /**
    * Gives back one request counted in the window still running (an answer that does not
    * count: a 304 Not Modified). A window that has ended has nothing to give back.
    */
-  async giveBack(name: string): Promise<WindowCount | undefined> {
+  giveBack(name: string): Promise<WindowCount | undefined> {
+    return this.inStore((limiter) => giveBack(limiter, name));
+  }
+
+  // Redis while it is usable; a command that fails marks it down and counts here instead.
+  private async inStore<T>(count: (limiter: RateLimiterAbstract) => Promise<T>): Promise<T> {
     const shared = this.usableShared();
     if (shared) {
       try {
-        return await giveBack(shared, name);
+        return await count(shared);
       } catch (error) {
         this.link?.markDown(error as Error);
       }
     }
-    return giveBack(this.local, name);
+    return count(this.local);
   }
 
   private usableShared(): RateLimiterRedis | undefined {
