@@ -101,10 +101,8 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
     app.addHook('preHandler', async (request, reply) => {
       const { config } = request.routeOptions;
       if (!config.api || config.readsDatabase === false || !request.apiKey) return;
-      // No turn within MAX_TURN_WAIT_MS: 503, to be retried in a second.
-      reply.header('retry-after', '1');
+      // No turn within MAX_TURN_WAIT_MS: 503 (the error handler adds Retry-After).
       request.endTurn = await turns.take(request.apiKey.id);
-      reply.removeHeader('retry-after');
       // A client that leaves while its request runs still ends the turn.
       reply.raw.once('close', request.endTurn);
     });

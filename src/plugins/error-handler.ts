@@ -83,6 +83,8 @@ function handleError(
     return sendError(request, reply, 422, `Invalid ${where}: ${summary.join('; ')}`, issues);
   }
   if (error instanceof ApiError) {
+    // A server too busy for now (no turn at the pool): worth trying again in a second.
+    if (error.statusCode === 503) reply.header('retry-after', '1');
     return sendError(request, reply, error.statusCode, error.message, error.validationErrors);
   }
   const status = error.statusCode ?? 500;
