@@ -13,6 +13,7 @@ import { createLogger } from './logger.js';
 import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
+import { homeRoutes } from './modules/home/routes.js';
 import { webRoutes } from './modules/web/routes.js';
 import authentication from './plugins/authentication.js';
 import cursors from './plugins/cursors.js';
@@ -131,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(apiRoutes);
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
   await app.register(webRoutes, { prefix: '/app' });
+  await app.register(homeRoutes);
   notAllowed.register();
   return app;
 }

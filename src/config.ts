@@ -156,3 +156,12 @@ export function loadConfig(env: Environment): Config {
     trustProxy: Object.freeze(env_.TRUST_PROXY),
   });
 }
+
+/**
+ * The URL a client on this machine reaches a server listening on `host` and `port` at:
+ * a server on every address (0.0.0.0, ::) is reached at localhost.
+ */
+export function localUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}

@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { type Config, localUrl } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { bootstrapDemo } from './demo/bootstrap.js';
@@ -29,9 +29,7 @@ export interface StartedServer {
 }
 
 function urlOf(host: string, address: AddressInfo | string | null, fallbackPort: number): string {
-  const port = typeof address === 'object' && address ? address.port : fallbackPort;
-  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
-  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+  return localUrl(host, typeof address === 'object' && address ? address.port : fallbackPort);
 }
 
 export async function startServer(

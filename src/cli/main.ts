@@ -13,10 +13,12 @@ import { registerUsers } from './commands/users.js';
 import { configFromEnvironment } from './context.js';
 import { describeDatabaseFailure } from './database-failures.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './errors.js';
+import { packageVersion } from './version.js';
 
 export function buildProgram(): Command {
   const program = new Command('compplan')
     .description('compplan: the read-only Compensation Planning External API')
+    .version(packageVersion(), '-V, --version', 'print the version of compplan')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerServe(program);

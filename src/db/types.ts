@@ -94,6 +94,15 @@ export interface SessionsTable {
   created_at: Timestamp;
   last_seen_at: Timestamp;
   expires_at: Timestamp;
+  /** What the next page shows once, sealed under the session id (migration 0008). */
+  one_time_view: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A form a session has sent, by the random id the page gave it (migration 0008). */
+export interface SessionFormsTable {
+  session_id_hash: string;
+  form_id: string;
+  sent_at: Timestamp;
 }
 
 /** One row (id 1): changes whenever a key may have stopped being valid (migration 0007). */
@@ -111,6 +120,7 @@ export interface Database {
   server_secrets: ServerSecretsTable;
   users: UsersTable;
   sessions: SessionsTable;
+  session_forms: SessionFormsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -180,21 +180,40 @@ function sameRequest(a: ExportRequest, b: ExportRequest): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** The saved state of an export to `output`, if there is one. */
+function savedState(stateFile: string): ExportState | undefined {
+  return existsSync(stateFile)
+    ? (JSON.parse(readFileSync(stateFile, 'utf8')) as ExportState)
+    : undefined;
+}
+
+/**
+ * A file and its state file. A new export creates neither until its first page has come
+ * (or the export is complete and empty): one that fails before that (a server that cannot
+ * be reached, a bad key, Ctrl-C) leaves nothing behind, and an existing file that --force
+ * would overwrite is untouched. A state file that records no page (left by a run that
+ * stopped in between) holds nothing worth resuming: a run without --resume starts afresh.
+ */
 async function fileSink(
   output: string,
   request: ExportRequest,
   options: { resume: boolean; force: boolean },
 ): Promise<{ sink: Sink; state: ExportState }> {
   const stateFile = stateFileOf(output);
+  const saved = savedState(stateFile);
   let state: ExportState;
-  let handle: FileHandle;
+  let handle: FileHandle | undefined;
+  const saveState = (current: ExportState) => {
+    writeFileSync(`${stateFile}.tmp`, JSON.stringify(current));
+    renameSync(`${stateFile}.tmp`, stateFile);
+  };
   if (options.resume) {
-    if (!existsSync(stateFile)) {
+    if (!saved) {
       throw new ExportError(
         `nothing to resume: ${stateFile} does not exist (the export of ${output} finished, or never started)`,
       );
     }
-    state = JSON.parse(readFileSync(stateFile, 'utf8')) as ExportState;
+    state = saved;
     if (!sameRequest(state.request, request)) {
       throw new ExportError(
         `${output} was started as a different export (${JSON.stringify(state.request)}); resume it with the same options`,
@@ -204,40 +223,45 @@ async function fileSink(
     // Whatever follows the last complete page is a page cut short: it is written again.
     await handle.truncate(state.bytes);
   } else {
-    if (existsSync(stateFile) && !options.force) {
+    const nothingWritten = saved?.pages === 0;
+    if (saved && !nothingWritten && !options.force) {
       throw new ExportError(
         `${output} is an unfinished export: add --resume to continue it, or --force to start again`,
       );
     }
-    if (existsSync(output) && !options.force) {
+    if (existsSync(output) && !nothingWritten && !options.force) {
       throw new ExportError(`${output} exists: add --force to overwrite it`);
     }
-    handle = await open(output, 'w');
     state = newState(request);
-    const start = opening(request.format);
-    await handle.write(start);
-    state.bytes = Buffer.byteLength(start);
   }
-  const saveState = (current: ExportState) => {
-    writeFileSync(`${stateFile}.tmp`, JSON.stringify(current));
-    renameSync(`${stateFile}.tmp`, stateFile);
-  };
-  saveState(state);
   let position = state.bytes;
+  /** The open file; a new export's is created here, with its opening and its state. */
+  const file = async (): Promise<FileHandle> => {
+    if (handle) return handle;
+    handle = await open(output, 'w');
+    const start = Buffer.from(opening(request.format), 'utf8');
+    await handle.write(start, 0, start.length, 0);
+    position = start.length;
+    state.bytes = position;
+    saveState(state);
+    return handle;
+  };
   return {
     state,
     sink: {
       async write(text, current) {
+        const target = await file();
         const buffer = Buffer.from(text, 'utf8');
-        await handle.write(buffer, 0, buffer.length, position);
+        await target.write(buffer, 0, buffer.length, position);
         position += buffer.length;
         current.bytes = position;
         saveState(current);
       },
       async finish(current) {
+        const target = await file();
         const end = Buffer.from(closing(request.format, current.rows), 'utf8');
-        await handle.write(end, 0, end.length, position);
-        await handle.close();
+        await target.write(end, 0, end.length, position);
+        await target.close();
         rmSync(stateFile, { force: true });
       },
     },

@@ -1,9 +1,11 @@
 // Configuration and usage errors of the command line (decisions.md section 2): a bad
 // setting stops start-up with exit 2 and one line naming it; a wrong call exits 2; --help
 // works everywhere.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  REPO_ROOT,
   runAllCli,
   runCli,
   stopAllProcesses,
@@ -137,6 +139,18 @@ describe('compplan configuration and usage', () => {
     }
     expect(results[3]?.stdout).toContain('--prune');
     expect(results[9]?.stdout).toContain('--json');
+    expect(existsSync(db.path)).toBe(false);
+  });
+
+  it('--version and -V print the version of package.json on standard output, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    const results = await runAllCli([['--version'], ['-V']], { env: db.env });
+    for (const result of results) {
+      expect(result).toEqual({ code: 0, signal: null, stdout: `${version}\n`, stderr: '' });
+    }
     expect(existsSync(db.path)).toBe(false);
   });
 });

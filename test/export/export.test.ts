@@ -1,7 +1,14 @@
 // `compplan export`: the real CLI (node bin/compplan.js) against a real server, over HTTP.
 
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -283,6 +290,70 @@ describe('compplan export', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('(is http://127.0.0.1:9 the right --base-url?)');
   }, 60_000);
+
+  it('an export that fails before its first page leaves no file and no state, and the corrected command then runs without --resume', async () => {
+    const file = join(dir, 'unreached.csv');
+    const state = `${file}.export-state.json`;
+    const args = ['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', file];
+    const unreachable = await runCli([...args, '--base-url', 'http://127.0.0.1:9', '--key', key], {
+      timeoutMs: 60_000,
+    });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('(is http://127.0.0.1:9 the right --base-url?)');
+    expect(unreachable.stderr).not.toContain('--resume');
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(state)).toBe(false);
+
+    const badKey = await cli(['employees', '--cycle', SDK_CYCLE.big, '-o', file], {
+      COMPPLAN_API_KEY: 'cpk_nope',
+    });
+    expect(badKey.code).toBe(1);
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(state)).toBe(false);
+
+    const corrected = await cli(['employees', '--cycle', SDK_CYCLE.big, '-o', file]);
+    expect(corrected).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(csvRecords(readFileSync(file, 'utf8').slice(1)).map((record) => record.id)).toEqual(
+      employeeIdsInOrder(EMPLOYEES),
+    );
+    expect(existsSync(state)).toBe(false);
+  }, 60_000);
+
+  it('--force onto an existing file leaves it untouched when the export fails before its first page', async () => {
+    const file = join(dir, 'kept.csv');
+    writeFileSync(file, 'yesterday,s\r\nexport,\r\n');
+    const result = await runCli(
+      ['export', 'merit-cycles', '-o', file, '--force', '--base-url', 'http://127.0.0.1:9'],
+      { env: { COMPPLAN_API_KEY: key }, timeoutMs: 60_000 },
+    );
+    expect(result.code).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe('yesterday,s\r\nexport,\r\n');
+    expect(existsSync(`${file}.export-state.json`)).toBe(false);
+  }, 60_000);
+
+  it('a state file that records no page (a run stopped before its first page) does not block a run without --resume', async () => {
+    const file = join(dir, 'stopped-early.csv');
+    const state = `${file}.export-state.json`;
+    // What a run that stopped between creating the file and its first page leaves.
+    writeFileSync(file, '');
+    writeFileSync(
+      state,
+      JSON.stringify({
+        version: 1,
+        request: { kind: 'merit-cycles', format: 'csv', pageSize: 100, filters: {}, bom: true },
+        bytes: 0,
+        rows: 0,
+        pages: 0,
+        header: undefined,
+      }),
+    );
+    const result = await cli(['merit-cycles', '-o', file]);
+    expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(csvRecords(readFileSync(file, 'utf8').slice(1)).map((record) => record.id)).toEqual(
+      CYCLES_IN_ORDER,
+    );
+    expect(existsSync(state)).toBe(false);
+  });
 
   describe('after an interruption', () => {
     let slow: TestServer;

@@ -117,6 +117,18 @@ export function csrfTokenOf(html: string): string {
   return match[1];
 }
 
+/** The hidden fields (_csrf, _form, …) of the form of a page that posts to `action`. */
+export function hiddenFieldsOf(html: string, action: string): Record<string, string> {
+  const start = html.indexOf(`<form method="post" action="${action}"`);
+  if (start === -1) throw new Error(`no form posting to ${action} in the page`);
+  const form = html.slice(start, html.indexOf('</form>', start));
+  return Object.fromEntries(
+    [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(
+      ([, name = '', value = '']) => [name, value],
+    ),
+  );
+}
+
 /** The text content of an HTML fragment, whitespace collapsed (for exact assertions). */
 export function textOf(html: string): string {
   return html

@@ -154,7 +154,7 @@ describe('Settings in the browser', () => {
     );
     await screenshot(page, '05-key-generated');
 
-    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
     await page.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(generatedKey);
     expect(await page.getByRole('button', { name: 'Copied' }).count()).toBe(1);

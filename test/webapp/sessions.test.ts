@@ -201,7 +201,7 @@ describe('web application sessions', () => {
     );
 
     const allowed = await client.post('/app/settings/connections/keys', { _csrf, name: 'ok' });
-    expect(allowed.status).toBe(201);
+    expect(allowed.status).toBe(303);
   });
 
   it('refuses a sign-in post without the sign-in form cookie (login CSRF) with 403', async () => {

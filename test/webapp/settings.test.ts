@@ -50,10 +50,14 @@ describe('web application settings', () => {
   });
   afterAll(() => server.close());
 
-  it('generating a key answers 201 with the secret once; the list then shows only its prefix', async () => {
+  it('generating a key answers 303 to Connections, which shows the secret once; the list then shows only its prefix', async () => {
     await setAllowed(true);
-    const response = await generate(admin, 'BI tool');
-    expect(response.status).toBe(201);
+    const posted = await generate(admin, 'BI tool');
+    expect(posted.status).toBe(303);
+    expect(posted.location).toBe('/app/settings/connections');
+    expect(posted.body).not.toMatch(/cpk_/);
+    const response = await admin.get('/app/settings/connections');
+    expect(response.status).toBe(200);
     const secret =
       /id="new-key-secret" class="secret" type="text" value="(cpk_[0-9A-Za-z]{42})"/.exec(
         response.body,
@@ -114,12 +118,13 @@ describe('web application settings', () => {
     expect((await keysOf()).length).toBe(before);
     // The same form, uncompressed, is taken.
     const plain = await generate(owner, 'Compressed');
-    expect(plain.status).toBe(201);
+    expect(plain.status).toBe(303);
+    expect((await keysOf()).length).toBe(before + 1);
   });
 
   it('escapes what users typed: a key name with markup is shown as text', async () => {
-    const response = await generate(owner, '<img src=x onerror=alert(1)> & "quotes"');
-    expect(response.status).toBe(201);
+    expect((await generate(owner, '<img src=x onerror=alert(1)> & "quotes"')).status).toBe(303);
+    const response = await owner.get('/app/settings/connections');
     expect(response.body).not.toContain('<img src=x');
     expect(response.body).toContain(
       '<th scope="row">&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;</th>',

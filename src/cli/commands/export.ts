@@ -1,5 +1,5 @@
 // `compplan export`: merit cycles, a cycle's employees or its exchange rates, from any
-// compplan server (--base-url, --key or COMPPLAN_API_KEY), to CSV, NDJSON or JSON. A thin
+// compplan server (server-address.ts; --key or COMPPLAN_API_KEY), to CSV, NDJSON or JSON. A thin
 // layer over @compplan/client and src/export; see docs/export.md.
 import { extname } from 'node:path';
 import { CompplanClient, CompplanError } from '@compplan/client';
@@ -17,8 +17,14 @@ import {
 import { MERIT_CYCLE_STATUSES, type MeritCycleStatus } from '../../modules/merit-cycles/schema.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
 import { interruptible } from '../interruption.js';
+import {
+  BASE_URL_VARIABLE,
+  baseUrlHelp,
+  describeAddress,
+  type ServerAddress,
+  serverAddress,
+} from '../server-address.js';
 
-export const DEFAULT_BASE_URL = 'http://localhost:3000';
 // The largest page the API serves: the fewest requests, so the fastest export within the
 // rate limit.
 const DEFAULT_PAGE_SIZE = 100;
@@ -77,13 +83,19 @@ function progressLine(kind: ExportKind, stream: NodeJS.WriteStream) {
 }
 
 /** SDK errors as one line for the person at the terminal. */
-function describeFailure(error: unknown, baseUrl: string): string | undefined {
+function describeFailure(error: unknown, server: ServerAddress): string | undefined {
   if (!(error instanceof CompplanError)) return undefined;
+  // A server named on purpose may be the wrong one; one derived from PORT and HOST may
+  // not be the one meant at all.
+  const wrongServer =
+    server.source === '--base-url' || server.source === BASE_URL_VARIABLE
+      ? ` (is ${server.url} the right ${server.source}?)`
+      : ` (is ${describeAddress(server)} the server you mean? name it with --base-url or ${BASE_URL_VARIABLE})`;
   const hints: Record<string, string> = {
     AuthenticationError: ' (check --key or COMPPLAN_API_KEY)',
     NotFoundError: ' (check --cycle)',
-    ConnectionError: ` (is ${baseUrl} the right --base-url?)`,
-    TimeoutError: ` (is ${baseUrl} the right --base-url?)`,
+    ConnectionError: wrongServer,
+    TimeoutError: wrongServer,
   };
   return `${error.message}${hints[error.name] ?? ''}`;
 }
@@ -107,10 +119,7 @@ export function registerExport(program: Command): void {
       ).choices(EXPORT_FORMATS as unknown as string[]),
     )
     .option('-o, --output <file>', 'write to this file (resumable); standard output when absent')
-    .option(
-      '--base-url <url>',
-      `the compplan server (default: COMPPLAN_BASE_URL or ${DEFAULT_BASE_URL})`,
-    )
+    .option('--base-url <url>', baseUrlHelp('the compplan server'))
     .option('--key <key>', 'the API key (default: COMPPLAN_API_KEY)')
     .addOption(
       new Option('--status <status>', 'merit-cycles: only this status').choices(
@@ -129,13 +138,10 @@ export function registerExport(program: Command): void {
     .option('--progress', 'show progress on standard error (default: only on a terminal)')
     .option('--no-progress', 'never show progress')
     .action(async (what: ExportKind, options: ExportCommandOptions) => {
-      const baseUrl = options.baseUrl ?? process.env.COMPPLAN_BASE_URL ?? DEFAULT_BASE_URL;
       const apiKey = options.key ?? process.env.COMPPLAN_API_KEY;
       if (!apiKey)
         throw new CliError('an API key is needed: --key KEY or COMPPLAN_API_KEY', EXIT_USAGE);
-      if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-        throw new CliError(`--base-url must be an http(s) URL, got "${baseUrl}"`, EXIT_USAGE);
-      }
+      const server = serverAddress(options.baseUrl, process.env);
       if (what !== 'merit-cycles' && !options.cycle) {
         throw new CliError(`exporting ${what} needs --cycle ID`, EXIT_USAGE);
       }
@@ -170,6 +176,7 @@ export function registerExport(program: Command): void {
       const showProgress = options.progress ?? process.stderr.isTTY === true;
       let latest: ExportProgress = { rows: 0, pages: 0, done: false };
       const draw = showProgress ? progressLine(what, process.stderr) : undefined;
+      if (showProgress) process.stderr.write(`Exporting from ${describeAddress(server)}\n`);
       // SIGINT or SIGTERM stops the export where it is; a file export saves where it got to.
       const interrupted = () => {
         if (showProgress) process.stderr.write('\n');
@@ -180,7 +187,7 @@ export function registerExport(program: Command): void {
       };
       await interruptible(async (signal) => {
         try {
-          await runExport(new CompplanClient({ baseUrl, apiKey }), request, {
+          await runExport(new CompplanClient({ baseUrl: server.url, apiKey }), request, {
             ...(options.output ? { output: options.output } : {}),
             resume: options.resume === true,
             force: options.force === true,
@@ -194,7 +201,7 @@ export function registerExport(program: Command): void {
           // The reader of standard output has all it wanted (e.g. `| head`): not a failure.
           if ((error as NodeJS.ErrnoException).code === 'EPIPE' && !signal.aborted) return;
           if (error instanceof ExportError) throw new CliError(error.message);
-          const described = describeFailure(error, baseUrl);
+          const described = describeFailure(error, server);
           if (described) {
             const resumable =
               options.output && latest.pages > 0

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 import { CliError } from '../errors.js';
+import { baseUrlHelp, serverAddress } from '../server-address.js';
 
 const service = () => import('../../modules/api-keys/service.js');
 
@@ -23,8 +24,11 @@ export function registerKeys(program: Command): void {
     .description('Generate an API key; its secret is printed once and can never be shown again')
     .requiredOption('--org <slug>', 'the organisation the key reads')
     .option('--name <text>', 'what the key is for, e.g. "Looker export"')
+    .option('--base-url <url>', baseUrlHelp('the server of the curl line printed'))
     .option('--json', 'print {"id","key","org","name","createdAt"}')
-    .action(async (options: { org: string; name?: string; json?: boolean }) => {
+    .action(async (options: { org: string; name?: string; baseUrl?: string; json?: boolean }) => {
+      // Checked before the key is made: a bad address is a usage error.
+      const server = serverAddress(options.baseUrl, process.env);
       const { createApiKey } = await service();
       const created = await withDatabase(configFromEnvironment(), ({ db }) =>
         managing(() => createApiKey(db, { org: options.org, name: options.name })),
@@ -37,7 +41,8 @@ export function registerKeys(program: Command): void {
           `  ${created.key}`,
           '',
           'Copy it now: it is shown only this once and cannot be displayed again.',
-          `Try it: curl -H "x-api-key: ${created.key}" http://localhost:3000/ping`,
+          `Try it: curl -H "x-api-key: ${created.key}" ${server.url}/ping`,
+          `(the address comes from ${server.source}; for another server, pass --base-url or set COMPPLAN_BASE_URL)`,
         ].join('\n'),
       );
     });

@@ -3,6 +3,15 @@ import { ROLES, type Role } from '../../modules/users/repository.js';
 import { createUser, UserManagementError } from '../../modules/users/service.js';
 import { configFromEnvironment, printJson, withDatabase } from '../context.js';
 import { CliError } from '../errors.js';
+import { baseUrlHelp, serverAddress } from '../server-address.js';
+
+interface UsersCreateOptions {
+  org: string;
+  email: string;
+  role: Role;
+  baseUrl?: string;
+  json?: boolean;
+}
 
 export function registerUsers(program: Command): void {
   const users = program
@@ -21,11 +30,21 @@ export function registerUsers(program: Command): void {
         .choices(ROLES)
         .makeOptionMandatory(),
     )
+    .option(
+      '--base-url <url>',
+      baseUrlHelp('the server the user signs in at, for the address printed'),
+    )
     .option('--json', 'print {"id","org","email","role","oneTimePassword","createdAt"}')
-    .action(async (options: { org: string; email: string; role: Role; json?: boolean }) => {
+    .action(async (options: UsersCreateOptions) => {
+      // Checked before anything is created: a bad address is a usage error.
+      const server = serverAddress(options.baseUrl, process.env);
       const created = await withDatabase(configFromEnvironment(), async ({ db }) => {
         try {
-          return await createUser(db, options);
+          return await createUser(db, {
+            org: options.org,
+            email: options.email,
+            role: options.role,
+          });
         } catch (error) {
           if (error instanceof UserManagementError) throw new CliError(error.message);
           throw error;
@@ -41,8 +60,12 @@ export function registerUsers(program: Command): void {
           '',
           `  ${created.oneTimePassword}`,
           '',
-          'It is shown only this once. Give it to the user: they sign in at /app/sign-in',
-          '(e.g. http://localhost:3000/app/sign-in) and then choose their own password.',
+          'It is shown only this once. Give it to the user: they sign in at',
+          '',
+          `  ${server.url}/app/sign-in`,
+          '',
+          'and then choose their own password.',
+          `The address comes from ${server.source}; for another server, pass --base-url or set COMPPLAN_BASE_URL.`,
         ].join('\n'),
       );
     });

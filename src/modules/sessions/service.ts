@@ -26,7 +26,8 @@ export interface StartedSession extends Session {
   id: string;
 }
 
-const hashId = (id: string) => createHash('sha256').update(id).digest('hex');
+/** What the database keeps of a session id (and what other session tables refer to). */
+export const hashId = (id: string) => createHash('sha256').update(id).digest('hex');
 
 export const randomToken = () => randomBytes(32).toString('base64url');
 

@@ -140,7 +140,21 @@ input:focus-visible { border-color: var(--brand); }
 .secret-row { display: flex; gap: 0.5rem; align-items: stretch; max-width: 40rem; }
 .secret-row .secret { flex: 1; max-width: none; background: #fff; letter-spacing: 0.02em; }
 .copy-status { min-height: 1.4em; margin: 0.35rem 0 0.5rem; color: var(--success); font-weight: 600; }
-.try { word-break: break-all; }
+/* A command to copy: whole, on one line, scrolling sideways inside its block if need be. */
+.code-block { display: flex; gap: 0.5rem; align-items: flex-start; max-width: 100%; }
+.code-block pre {
+  flex: 1; min-width: 0; margin: 0; padding: 0.6rem 0.75rem; overflow-x: auto;
+  background: #f0f3f8; border: 1px solid var(--line); border-radius: 6px;
+  font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace;
+  font-size: 0.84rem; line-height: 1.45; white-space: pre;
+}
+.code-block pre code { font-size: inherit; }
+.code-block .button { flex: none; }
+.link-list { list-style: none; margin: 0 0 1.25rem; padding: 0; }
+.link-list li { padding: 0.55rem 0; border-bottom: 1px solid var(--line); }
+.link-list li:last-child { border-bottom: 0; }
+.link-list a { font-weight: 600; }
+.link-list .hint { display: block; margin: 0.1rem 0 0; }
 
 /* Tables and facts */
 .table-wrap { overflow-x: auto; }
@@ -162,6 +176,7 @@ td time { white-space: nowrap; }
   width: 100%; max-width: 26rem; background: var(--panel); border: 1px solid var(--line);
   border-radius: 12px; padding: 2rem; box-shadow: 0 10px 30px rgba(27, 35, 48, 0.06);
 }
+.card-wide { max-width: 40rem; }
 .card-brand { margin: 0 0 1.25rem; }
 .card input[type="email"], .card input[type="password"] { max-width: none; }
 .stack { margin: 0 0 1rem; }
@@ -173,18 +188,21 @@ document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null;
   if (!button) return;
   const field = document.getElementById(button.getAttribute('data-copy-target'));
-  const status = document.getElementById('copy-status');
+  const status = document.getElementById(button.getAttribute('data-copy-status') || 'copy-status');
   if (!field) return;
+  // A key is an input (its value); a command is a block of text.
+  const isInput = 'value' in field;
   let copied = false;
   try {
-    await navigator.clipboard.writeText(field.value);
+    await navigator.clipboard.writeText(isInput ? field.value : field.textContent);
     copied = true;
   } catch {
     field.focus();
-    field.select();
+    if (isInput) field.select();
+    else getSelection().selectAllChildren(field);
     copied = document.execCommand && document.execCommand('copy');
   }
-  if (status) status.textContent = copied ? 'Copied to the clipboard.' : 'Select the key and copy it with Ctrl+C or Cmd+C.';
+  if (status) status.textContent = copied ? 'Copied to the clipboard.' : 'Select the text and copy it with Ctrl+C or Cmd+C.';
   if (copied) button.textContent = button.getAttribute('data-copied-label') || 'Copied';
 });
 `;

@@ -35,6 +35,11 @@ export function isHttps(request: FastifyRequest): boolean {
   return request.protocol === 'https';
 }
 
+/** This server's origin as the client reached it, for addresses shown on a page. */
+export function originOf(request: FastifyRequest): string {
+  return `${isHttps(request) ? 'https' : 'http'}://${request.host}`;
+}
+
 export interface CookieOptions {
   secure: boolean;
   /** Seconds; 0 deletes the cookie. */

@@ -3,10 +3,14 @@
 import type { ApiKey } from '../api-keys/repository.js';
 import { KEY_NAME_MAX_LENGTH } from '../api-keys/service.js';
 import type { Organization } from '../organizations/repository.js';
+import { FORM_ID_FIELD, newFormId } from '../sessions/forms.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../users/password.js';
 import type { User } from '../users/repository.js';
 import { ASSETS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
+
+const RESENT_NOTICE =
+  'That form had been sent already, so nothing more was done. What it did the first time stands.';
 
 export const ROLE_NAMES = { owner: 'Owner', admin: 'Administrator' } as const;
 
@@ -36,6 +40,13 @@ ${body}
 }
 
 const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+/**
+ * The hidden fields of a signed-in session's form: its CSRF token, and an id of this one
+ * form, so that the same form sent twice does its work once (sessions/forms.ts).
+ */
+const sessionFormFields = (token: string) =>
+  html`${csrfField(token)}<input type="hidden" name="${FORM_ID_FIELD}" value="${newFormId()}">`;
 
 /** A timestamp for people (UTC, to the minute) that keeps the exact value for machines. */
 function time(iso: string | null, none = 'Never'): SafeHtml {
@@ -72,7 +83,7 @@ function settingsLayout(
   <span class="org">${organization.name}</span>
   <div class="account">
     <span class="who">${user.email} <span class="role">${ROLE_NAMES[user.role]}</span></span>
-    <form method="post" action="/app/sign-out">${csrfField(signed.csrfToken)}<button type="submit" class="button button-quiet">Sign out</button></form>
+    <form method="post" action="/app/sign-out">${sessionFormFields(signed.csrfToken)}<button type="submit" class="button button-quiet">Sign out</button></form>
   </div>
 </header>
 <div class="settings">
@@ -91,17 +102,46 @@ function settingsLayout(
   );
 }
 
-function singleCard(title: string, content: SafeHtml): string {
+function singleCard(title: string, content: SafeHtml, cardClass = ''): string {
   return document(
     title,
     html`<main id="main" class="card-page" tabindex="-1">
-  <div class="card">
+  <div class="card ${cardClass}">
     <p class="card-brand">${brand()}</p>
     <h1>${title}</h1>
     ${content}
   </div>
 </main>`,
     'plain',
+  );
+}
+
+/**
+ * A line to copy (a curl command): shown whole in a block that scrolls sideways rather than
+ * breaking inside a URL, with a Copy button and a live region that says it was copied.
+ */
+function copyableCode(id: string, text: string): SafeHtml {
+  return html`<div class="code-block">
+  <pre id="${id}" tabindex="0" aria-label="Command"><code>${text}</code></pre>
+  <button type="button" class="button button-quiet button-small" data-copy-target="${id}" data-copy-status="${id}-status" data-copied-label="Copied">Copy<span class="visually-hidden"> the command</span></button>
+</div>
+<p class="copy-status" role="status" aria-live="polite" id="${id}-status"></p>`;
+}
+
+/** GET / for a browser: where to go from here. `origin` is this server as the browser sees it. */
+export function homePage(origin: string): string {
+  return singleCard(
+    'Compensation Planning API',
+    html`<p class="lead">This server answers the read-only Compensation Planning External API: merit cycles, their employees and exchange rates, for analytics, HRIS and BI tools.</p>
+<ul class="link-list">
+  <li><a href="/docs">API reference</a><span class="hint">Every endpoint, parameter and error; try them out with your key.</span></li>
+  <li><a href="/app">Web application</a><span class="hint">Sign in and generate an API key under Settings → Connections.</span></li>
+  <li><a href="/openapi.json">OpenAPI document</a><span class="hint">For code generators, Postman or an API gateway.</span></li>
+</ul>
+<h2>Try it</h2>
+<p>With your key in place of <code>cpk_…</code>; the answer is <code>{"message":"pong"}</code>.</p>
+${copyableCode('try-ping', `curl -H "x-api-key: cpk_…" ${origin}/ping`)}`,
+    'card-wide',
   );
 }
 
@@ -136,7 +176,7 @@ export function choosePasswordPage(input: { csrfToken: string; email: string; er
     html`<p>You signed in as <strong>${input.email}</strong> with a one-time password. Choose your own password to continue.</p>
 ${input.error && alert('error', input.error)}
 <form method="post" action="/app/password" class="stack" novalidate>
-  ${csrfField(input.csrfToken)}
+  ${sessionFormFields(input.csrfToken)}
   <input type="text" name="username" autocomplete="username" value="${input.email}" hidden>
   <div class="field">
     <label for="new-password">New password</label>
@@ -169,6 +209,8 @@ export interface ConnectionsView extends Signed {
   apiBase: string;
   created?: { name: string; key: string } | undefined;
   revoked?: ApiKey | undefined;
+  /** The form that led here had been sent before: nothing more was done. */
+  resent?: boolean;
   error?: string | undefined;
   name?: string | undefined;
 }
@@ -195,7 +237,8 @@ export function connectionsPage(view: ConnectionsView): string {
     <button type="button" class="button button-primary" data-copy-target="new-key-secret" data-copied-label="Copied">Copy</button>
   </div>
   <p class="copy-status" role="status" aria-live="polite" id="copy-status"></p>
-  <p class="hint">Send it in the <code>x-api-key</code> header. Try it: <code class="try">curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping</code></p>
+  <p class="hint">Send it in the <code>x-api-key</code> header. Try it:</p>
+  ${copyableCode('try-new-key', `curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping`)}
 </section>`;
 
   const rows = view.keys.map(
@@ -215,13 +258,14 @@ export function connectionsPage(view: ConnectionsView): string {
     'Connections',
     html`<p class="lead">API keys connect analytics, HRIS and BI tools to the Compensation Planning API. A key reads every merit cycle of ${view.organization.name}.</p>
 ${view.error && alert('error', view.error)}
+${view.resent && alert('info', RESENT_NOTICE)}
 ${view.revoked && alert('success', html`Revoked “${view.revoked.name}” (<code>${view.revoked.prefix}…</code>). Requests with it are refused within 5 seconds.`)}
 ${newKey}
 <section class="panel" aria-labelledby="generate-title">
   <h2 id="generate-title">Generate API Key</h2>
   ${blocked && html`<p class="notice notice-info" id="generate-blocked">${blocked}</p>`}
   <form method="post" action="/app/settings/connections/keys" class="inline-form">
-    ${csrfField(view.csrfToken)}
+    ${sessionFormFields(view.csrfToken)}
     <fieldset${blocked ? html` disabled aria-describedby="generate-blocked"` : ''}>
       <legend class="visually-hidden">New API key</legend>
       <div class="field">
@@ -264,7 +308,7 @@ export function revokePage(view: Signed & { key: ApiKey }): string {
   </dl>
   <p>Every application that uses this key stops getting data within 5 seconds. Revoking cannot be undone.</p>
   <form method="post" action="/app/settings/connections/keys/${key.id}/revoke" class="button-row">
-    ${csrfField(view.csrfToken)}
+    ${sessionFormFields(view.csrfToken)}
     <button type="submit" class="button button-danger">Revoke key</button>
     <a class="button button-quiet" href="/app/settings/connections">Cancel</a>
   </form>
@@ -272,7 +316,9 @@ export function revokePage(view: Signed & { key: ApiKey }): string {
   );
 }
 
-export function rolesPage(view: Signed & { saved?: boolean; error?: string }): string {
+export function rolesPage(
+  view: Signed & { saved?: boolean; resent?: boolean; error?: string },
+): string {
   const isOwner = view.user.role === 'owner';
   const enabled = view.organization.apiKeysEnabled;
   return settingsLayout(
@@ -280,6 +326,7 @@ export function rolesPage(view: Signed & { saved?: boolean; error?: string }): s
     'roles',
     'Roles & Permissions',
     html`${view.error && alert('error', view.error)}
+${view.resent && alert('info', RESENT_NOTICE)}
 ${view.saved && alert('success', `Saved: administrators ${enabled ? 'may' : 'may not'} generate API keys.`)}
 <section class="panel" aria-labelledby="roles-title">
   <h2 id="roles-title">Roles</h2>
@@ -294,7 +341,7 @@ ${view.saved && alert('success', `Saved: administrators ${enabled ? 'may' : 'may
 <section class="panel" aria-labelledby="permissions-title">
   <h2 id="permissions-title">Permissions</h2>
   <form method="post" action="/app/settings/roles">
-    ${csrfField(view.csrfToken)}
+    ${sessionFormFields(view.csrfToken)}
     <fieldset${isOwner ? '' : html` disabled aria-describedby="owner-only"`}>
       <legend class="visually-hidden">Permissions</legend>
       <div class="switch-row">
