@@ -4,8 +4,8 @@ import { detectServices, type ProjectName, planProjects } from './test/helpers/p
 // The suite runs once per database: SQLite always, PostgreSQL when the machine has it
 // (CI installs it) or COMPPLAN_TEST_POSTGRES_URL names a server. One suite, two runs.
 // The production topology (several instances, PostgreSQL, Redis, nginx; test/production)
-// and the web application's browser tests (test/web, Debian's Chromium) run when what
-// they need is installed (CI installs it all). The run ends by listing the projects
+// the web application's browser tests (test/web, Debian's Chromium) and the benchmark's
+// wrk scripts (test/bench) run when what they need is installed (CI installs it all). The run ends by listing the projects
 // skipped and for lack of what (test/helpers/projects-reporter.ts); under CI=true a
 // skipped project fails it.
 const runs = new Set<ProjectName>(
@@ -16,6 +16,7 @@ const runs = new Set<ProjectName>(
 const withPostgres = runs.has('postgres');
 const withProduction = runs.has('production');
 const withChromium = runs.has('web');
+const withWrk = runs.has('bench');
 
 export default defineConfig({
   test: {
@@ -34,7 +35,12 @@ export default defineConfig({
         test: {
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/production/**', 'test/web/**'],
+          exclude: [
+            ...configDefaults.exclude,
+            'test/production/**',
+            'test/web/**',
+            'test/bench/**',
+          ],
           provide: { dialect: 'sqlite' },
         },
       },
@@ -75,6 +81,18 @@ export default defineConfig({
               test: {
                 name: 'web',
                 include: ['test/web/**/*.test.ts'],
+                provide: { dialect: 'sqlite' as const },
+              },
+            },
+          ]
+        : []),
+      ...(withWrk
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'bench',
+                include: ['test/bench/**/*.test.ts'],
                 provide: { dialect: 'sqlite' as const },
               },
             },

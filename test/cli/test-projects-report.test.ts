@@ -1,5 +1,5 @@
 // `npm test`'s closing lines, from a real vitest run of one small test file on a machine
-// made to lack PostgreSQL, Redis and nginx (their paths pointed at nothing): the projects
+// made to lack PostgreSQL, Redis, nginx and wrk (their paths pointed at nothing): the projects
 // run and skipped are listed, and under CI=true the run fails for the skipped ones.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +20,7 @@ function vitest(ci: boolean) {
     if (!name.startsWith('VITEST') && name !== 'CI' && name !== 'NODE_OPTIONS') env[name] = value;
   }
   Object.assign(env, {
-    // An empty directory as PATH: no redis-server (node is run by its path).
+    // An empty directory as PATH: no redis-server, no wrk (node is run by its path).
     PATH: emptyDir,
     COMPPLAN_PG_BIN: join(REPO_ROOT, 'no-such-postgres'),
     COMPPLAN_NGINX_BIN: join(REPO_ROOT, 'no-such-nginx'),
@@ -41,6 +41,7 @@ function vitest(ci: boolean) {
 const skipped = [
   `Test project skipped: postgres, for lack of PostgreSQL (${join(REPO_ROOT, 'no-such-postgres')}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL)`,
   `Test project skipped: production, for lack of PostgreSQL (${join(REPO_ROOT, 'no-such-postgres')}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL), redis-server (on PATH), nginx (${join(REPO_ROOT, 'no-such-nginx')})`,
+  'Test project skipped: bench, for lack of wrk (on PATH)',
 ];
 
 describe("npm test's closing lines", () => {
@@ -55,7 +56,9 @@ describe("npm test's closing lines", () => {
   it('fail the run under CI=true, naming the projects skipped', async () => {
     const { code, stdout } = await vitest(true);
     for (const line of skipped) expect(stdout).toContain(`${line}\n`);
-    const missing = existsSync(CHROMIUM) ? 'postgres, production' : 'postgres, production, web';
+    const missing = existsSync(CHROMIUM)
+      ? 'postgres, production, bench'
+      : 'postgres, production, web, bench';
     expect(stdout).toContain(
       `CI=true: every test project must run, and ${missing} did not: install what it lacks (.ci/run installs it all).\n`,
     );

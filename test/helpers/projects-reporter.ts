@@ -5,12 +5,10 @@ import { detectServices, planProjects, projectsSummary } from './projects.js';
 
 export default class ProjectsReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
-    const ran = [...new Set(testModules.map((module) => module.project.name))];
-    const { lines, failed } = projectsSummary(
-      planProjects(detectServices()),
-      ran,
-      process.env.CI === 'true',
-    );
+    const names = new Set(testModules.map((module) => module.project.name));
+    const plans = planProjects(detectServices());
+    const ran = plans.filter((plan) => names.has(plan.name)).map((plan) => plan.name);
+    const { lines, failed } = projectsSummary(plans, ran, process.env.CI === 'true');
     process.stdout.write(`\n${lines.join('\n')}\n`);
     if (failed) process.exitCode = 1;
   }

@@ -19,9 +19,11 @@ export interface Services {
   redis: boolean;
   nginx: boolean;
   chromium: boolean;
+  /** wrk on PATH: the load generator of npm run bench, whose scripts test/bench runs. */
+  wrk: boolean;
 }
 
-export type ProjectName = 'sqlite' | 'postgres' | 'production' | 'web';
+export type ProjectName = 'sqlite' | 'postgres' | 'production' | 'web' | 'bench';
 
 export interface ProjectPlan {
   name: ProjectName;
@@ -41,6 +43,7 @@ export function detectServices(): Services {
     redis: onPath('redis-server'),
     nginx: nginxAvailable(),
     chromium: existsSync(CHROMIUM),
+    wrk: onPath('wrk'),
   };
 }
 
@@ -49,6 +52,7 @@ const LACKING = {
   redis: 'redis-server (on PATH)',
   nginx: `nginx (${NGINX_BIN})`,
   chromium: `Chromium (${CHROMIUM})`,
+  wrk: 'wrk (on PATH)',
 } as const satisfies Record<keyof Services, string>;
 
 /** Each project and what it lacks: `sqlite` needs nothing, the others the services named. */
@@ -61,6 +65,7 @@ export function planProjects(services: Services): ProjectPlan[] {
     // The production topology: several instances on PostgreSQL, Redis, nginx.
     { name: 'production', missing: lacking('postgres', 'redis', 'nginx') },
     { name: 'web', missing: lacking('chromium') },
+    { name: 'bench', missing: lacking('wrk') },
   ];
 }
 

@@ -5,18 +5,31 @@ import { planProjects, projectsSummary, type Services } from '../helpers/project
 import { NGINX_BIN } from '../helpers/services/nginx.js';
 import { POSTGRES_BIN } from '../helpers/services/postgres.js';
 
-const everything: Services = { postgres: true, redis: true, nginx: true, chromium: true };
-const nothing: Services = { postgres: false, redis: false, nginx: false, chromium: false };
+const everything: Services = {
+  postgres: true,
+  redis: true,
+  nginx: true,
+  chromium: true,
+  wrk: true,
+};
+const nothing: Services = {
+  postgres: false,
+  redis: false,
+  nginx: false,
+  chromium: false,
+  wrk: false,
+};
 const POSTGRES = `PostgreSQL (${POSTGRES_BIN}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL)`;
 const NGINX = `nginx (${NGINX_BIN})`;
 
 describe('the test projects a machine runs', () => {
-  it('are all four when PostgreSQL, Redis, nginx and Chromium are there', () => {
+  it('are all five when PostgreSQL, Redis, nginx, Chromium and wrk are there', () => {
     expect(planProjects(everything)).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [] },
       { name: 'production', missing: [] },
       { name: 'web', missing: [] },
+      { name: 'bench', missing: [] },
     ]);
   });
 
@@ -29,6 +42,7 @@ describe('the test projects a machine runs', () => {
         missing: [POSTGRES, 'redis-server (on PATH)', NGINX],
       },
       { name: 'web', missing: ['Chromium (/usr/bin/chromium)'] },
+      { name: 'bench', missing: ['wrk (on PATH)'] },
     ]);
   });
 
@@ -38,6 +52,7 @@ describe('the test projects a machine runs', () => {
       { name: 'postgres', missing: [] },
       { name: 'production', missing: ['redis-server (on PATH)'] },
       { name: 'web', missing: [] },
+      { name: 'bench', missing: [] },
     ]);
   });
 });
@@ -45,17 +60,18 @@ describe('the test projects a machine runs', () => {
 describe('the lines that close a run', () => {
   it('list the projects run and nothing else when none was skipped, and pass under CI', () => {
     const plans = planProjects(everything);
-    expect(projectsSummary(plans, ['sqlite', 'postgres', 'production', 'web'], true)).toEqual({
-      lines: ['Test projects run: sqlite, postgres, production, web'],
+    const all = ['sqlite', 'postgres', 'production', 'web', 'bench'];
+    expect(projectsSummary(plans, all, true)).toEqual({
+      lines: ['Test projects run: sqlite, postgres, production, web, bench'],
       failed: false,
     });
   });
 
   it('name each skipped project and what it lacks; outside CI the run still passes', () => {
     const plans = planProjects({ ...everything, nginx: false, chromium: false });
-    expect(projectsSummary(plans, ['sqlite', 'postgres'], false)).toEqual({
+    expect(projectsSummary(plans, ['sqlite', 'postgres', 'bench'], false)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres',
+        'Test projects run: sqlite, postgres, bench',
         `Test project skipped: production, for lack of ${NGINX}`,
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
       ],
@@ -65,9 +81,9 @@ describe('the lines that close a run', () => {
 
   it('fail the run under CI when a project was skipped, saying which', () => {
     const plans = planProjects({ ...everything, chromium: false });
-    expect(projectsSummary(plans, ['sqlite', 'postgres', 'production'], true)).toEqual({
+    expect(projectsSummary(plans, ['sqlite', 'postgres', 'production', 'bench'], true)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres, production',
+        'Test projects run: sqlite, postgres, production, bench',
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
         'CI=true: every test project must run, and web did not: install what it lacks (.ci/run installs it all).',
       ],
@@ -80,7 +96,7 @@ describe('the lines that close a run', () => {
     expect(projectsSummary(plans, ['sqlite'], true)).toEqual({
       lines: [
         'Test projects run: sqlite',
-        'Test projects not run (no test of theirs selected): postgres, production, web',
+        'Test projects not run (no test of theirs selected): postgres, production, web, bench',
       ],
       failed: false,
     });
