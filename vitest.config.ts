@@ -1,16 +1,22 @@
-import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { postgresAvailable } from './test/helpers/services/postgres.js';
-import { productionStackAvailable } from './test/helpers/services/stack.js';
+import { detectServices, type ProjectName, planProjects } from './test/helpers/projects.js';
 
 // The suite runs once per database: SQLite always, PostgreSQL when the machine has it
 // (CI installs it) or COMPPLAN_TEST_POSTGRES_URL names a server. One suite, two runs.
-const withPostgres = Boolean(process.env.COMPPLAN_TEST_POSTGRES_URL) || postgresAvailable();
 // The production topology (several instances, PostgreSQL, Redis, nginx; test/production)
-// runs when all of it is installed (CI installs it); a machine without it skips the project.
-const withProduction = productionStackAvailable();
-// The web application's browser tests (test/web) drive Debian's Chromium (CI installs it).
-const withChromium = existsSync('/usr/bin/chromium');
+// the web application's browser tests (test/web, Debian's Chromium) and the benchmark's
+// wrk scripts (test/bench) run when what they need is installed (CI installs it all). The run ends by listing the projects
+// skipped and for lack of what (test/helpers/projects-reporter.ts); under CI=true a
+// skipped project fails it.
+const runs = new Set<ProjectName>(
+  planProjects(detectServices())
+    .filter((plan) => plan.missing.length === 0)
+    .map((plan) => plan.name),
+);
+const withPostgres = runs.has('postgres');
+const withProduction = runs.has('production');
+const withChromium = runs.has('web');
+const withWrk = runs.has('bench');
 
 export default defineConfig({
   test: {
@@ -18,14 +24,23 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['./test/global-setup.ts'],
-    reporters: ['default', './test/helpers/summary-reporter.ts'],
+    reporters: [
+      'default',
+      './test/helpers/projects-reporter.ts',
+      './test/helpers/summary-reporter.ts',
+    ],
     projects: [
       {
         extends: true,
         test: {
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/production/**', 'test/web/**'],
+          exclude: [
+            ...configDefaults.exclude,
+            'test/production/**',
+            'test/web/**',
+            'test/bench/**',
+          ],
           provide: { dialect: 'sqlite' },
         },
       },
@@ -66,6 +81,18 @@ export default defineConfig({
               test: {
                 name: 'web',
                 include: ['test/web/**/*.test.ts'],
+                provide: { dialect: 'sqlite' as const },
+              },
+            },
+          ]
+        : []),
+      ...(withWrk
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'bench',
+                include: ['test/bench/**/*.test.ts'],
                 provide: { dialect: 'sqlite' as const },
               },
             },

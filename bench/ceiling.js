@@ -1,35 +1,25 @@
 // The Node ceiling of the API benchmark: a bare node:http server that answers each
-// benchmarked URL with the exact bytes compplan sent for it (status, headers but Date,
-// body), doing no other work. bench/run.ts captures those answers from the real server,
-// writes them to the file named by argv[2], and spawns
-// `node bench/ceiling.js FILE PORT` (plain JavaScript, like bench/server.js: no tsx).
+// benchmarked URL with the exact answer compplan sent for it (status, headers, body),
+// doing no other work. bench/run.ts captures those answers from the real server over
+// HTTP, writes them to the file named by argv[2], and spawns
+// `node bench/ceiling.js FILE PORT` (plain JavaScript: no tsx loader in the process).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
 /**
- * @typedef {{
- *   url: string, acceptEncoding: string, status: number, headers: Record<string, string>,
- *   body: string
- * }} CapturedResponse what bench/run.ts captured of one answer (body in base64), and the
- *   Accept-Encoding it asked with ('identity': none)
+ * @typedef {{ url: string, status: number, headers: string[], body: string }} Captured
+ *   one answer as bench/run.ts captured it: raw header pairs, flat; the body in base64
  */
 
 const [file, port] = process.argv.slice(2);
-/** @type {CapturedResponse[]} */
+/** @type {Captured[]} */
 const captured = JSON.parse(readFileSync(file ?? '', 'utf8'));
-// The same URL is benchmarked plain and compressed: told apart by Accept-Encoding alone,
-// a lookup in one Map, as compplan's own cache does.
-/** @param {string | undefined} acceptEncoding @param {string | undefined} url */
-const keyOf = (acceptEncoding, url) => `${acceptEncoding ?? 'identity'} ${url ?? ''}`;
 const answers = new Map(
-  captured.map((response) => [
-    keyOf(response.acceptEncoding, response.url),
-    { ...response, bytes: Buffer.from(response.body, 'base64') },
-  ]),
+  captured.map((answer) => [answer.url, { ...answer, bytes: Buffer.from(answer.body, 'base64') }]),
 );
 
 const server = createServer((request, response) => {
-  const answer = answers.get(keyOf(request.headers['accept-encoding'], request.url));
+  const answer = answers.get(request.url ?? '');
   if (!answer) {
     response.writeHead(404).end();
     return;
@@ -39,5 +29,5 @@ const server = createServer((request, response) => {
 });
 // As compplan's server: keep-alive sockets stay open for the run.
 server.keepAliveTimeout = 72_000;
-server.listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));
+server.listen(Number(port), '127.0.0.1');
 process.once('SIGTERM', () => server.close(() => process.exit(0)));

@@ -44,3 +44,15 @@ export function wholeNumberFlag(
   }
   return value;
 }
+
+/** `text` when it is one of `choices`; otherwise exits with status 2 naming `--flag`. */
+export function oneOfFlag<T extends string>(
+  flag: string,
+  text: string | undefined,
+  choices: readonly T[],
+): T {
+  if (text === undefined || !(choices as readonly string[]).includes(text)) {
+    refuse(`--${flag} must be ${choices.join(' or ')}, not ${JSON.stringify(text ?? '')}`);
+  }
+  return text as T;
+}

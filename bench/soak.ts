@@ -14,9 +14,10 @@
 //    would make the run measure the terminal).
 // 3. Walks every cycle's employees once (limit 100) to collect every page's cursor, so
 //    the load reads distinct pages across all employees, not one cached page.
-// 4. autocannon, --connections connections for --duration seconds: 70 % employee pages
-//    (a random page of a random cycle, limit 100), 10 % the cycle list, 10 % one cycle,
-//    5 % exchange rates, 5 % ping; each request with a key drawn at random from --keys.
+// 4. wrk (bench/wrk/random.lua), --connections connections for --duration seconds: 70 %
+//    employee pages (a random page of a random cycle, limit 100), 10 % the cycle list,
+//    10 % one cycle, 5 % exchange rates, 5 % ping; each request with a key drawn at random
+//    from --keys.
 //    Keys are drawn at random, so a key now and then gets more than its quota in a second:
 //    those 429s are intended. Anything else that is not a 200 is an error.
 // 5. The server's resident memory (VmRSS), sampled every second: before the load, its mean
@@ -29,10 +30,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
 import { openDatabase } from '../src/db/connect.js';
 import { createApiKey } from '../src/modules/api-keys/service.js';
 import { parseFlags, wholeNumberFlag } from './options.js';
+import { requireWrk, runWrk } from './wrk.js';
 
 const REPO_ROOT = new URL('..', import.meta.url).pathname;
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
@@ -195,6 +196,7 @@ async function collectCursors(url: string, keys: readonly string[]): Promise<str
 }
 
 async function main() {
+  await requireWrk();
   const dir = mkdtempSync(join(tmpdir(), 'compplan-soak-'));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -232,35 +234,33 @@ async function main() {
     await sleep(2_000);
     const rssStart = rssMiB(pid);
 
-    const pick = <T>(items: readonly T[]): T =>
-      items[Math.floor(Math.random() * items.length)] as T;
+    // The mix as a file of paths wrk draws from at random: every page once (70 % of the
+    // lines), the other requests in their shares of the rest.
+    const share = (fraction: number) => Math.round((pages.length / 0.7) * fraction);
+    const cycles = Array.from({ length: CYCLES }, (_, c) => cycleId(c));
+    const mix = [
+      ...pages,
+      ...Array.from({ length: share(0.1) }, () => `${LIST}?limit=25`),
+      ...Array.from({ length: share(0.1) }, (_, i) => `${LIST}/${cycles[i % CYCLES]}`),
+      ...Array.from(
+        { length: share(0.05) },
+        (_, i) => `${LIST}/${cycles[i % CYCLES]}/exchangeRates`,
+      ),
+      ...Array.from({ length: share(0.05) }, () => '/ping'),
+    ];
+    const pathsFile = join(dir, 'paths.txt');
+    const keysFile = join(dir, 'keys.txt');
+    writeFileSync(pathsFile, `${mix.join('\n')}\n`);
+    writeFileSync(keysFile, `${keys.join('\n')}\n`);
     const samples: { at: number; rss: number }[] = [];
     const sampler = setInterval(() => samples.push({ at: Date.now(), rss: rssMiB(pid) }), 1_000);
     started = Date.now();
-    const result = await autocannon({
+    const result = await runWrk({
       url,
+      script: 'random.lua',
+      scriptArgs: [keysFile, pathsFile],
+      seconds: DURATION_S,
       connections: CONNECTIONS,
-      duration: DURATION_S,
-      requests: [
-        {
-          method: 'GET',
-          setupRequest: (request) => {
-            const roll = Math.random();
-            const cycle = cycleId(Math.floor(Math.random() * CYCLES));
-            const path =
-              roll < 0.7
-                ? pick(pages)
-                : roll < 0.8
-                  ? `${LIST}?limit=25`
-                  : roll < 0.9
-                    ? `${LIST}/${cycle}`
-                    : roll < 0.95
-                      ? `${LIST}/${cycle}/exchangeRates`
-                      : '/ping';
-            return { ...request, path, headers: { 'x-api-key': pick(keys) } };
-          },
-        },
-      ],
     });
     clearInterval(sampler);
     const rssEnd = rssMiB(pid);
@@ -280,16 +280,11 @@ async function main() {
     const rssMax = Math.max(...samples.map((sample) => sample.rss));
     const series = samples.filter((_, index) => index % 5 === 4).map((sample) => sample.rss);
 
-    const byStatus = Object.fromEntries(
-      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [
-        code,
-        Number((stats as { count: number }).count),
-      ]),
-    );
-    const total = Object.values(byStatus).reduce((sum, n) => sum + n, 0);
+    const byStatus = result.statuses;
+    const total = result.requests;
     const limited = byStatus['429'] ?? 0;
     const ok = byStatus['200'] ?? 0;
-    const unintended = total - ok - limited + result.errors + result.timeouts;
+    const unintended = total - ok - limited + result.socketErrors;
     const growth = (rssLate - rssWarm) / rssWarm;
     const report = {
       durationSeconds: DURATION_S,
@@ -298,19 +293,13 @@ async function main() {
       connections: CONNECTIONS,
       quotaPerKeyPerSecond: QUOTA,
       requests: total,
-      requestsPerSecond: Math.round(total / DURATION_S),
+      requestsPerSecond: Math.round(result.rps),
       byStatus,
       intended429: limited,
       unintendedErrors: unintended,
-      socketErrors: result.errors,
-      timeouts: result.timeouts,
-      latencyMs: {
-        p50: result.latency.p50,
-        p90: result.latency.p90,
-        p99: result.latency.p99,
-        max: result.latency.max,
-      },
-      throughputMiBPerSecond: Math.round((result.throughput.average / 2 ** 20) * 10) / 10,
+      socketErrors: result.socketErrors,
+      latencyMs: { p50: result.p50Ms, p90: result.p90Ms, p99: result.p99Ms, max: result.maxMs },
+      throughputMiBPerSecond: Math.round((result.bytes / result.seconds / 2 ** 20) * 10) / 10,
       rssMiB: {
         beforeLoad: rssStart,
         meanAfterWarmUp: rssWarm,

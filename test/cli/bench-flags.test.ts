@@ -17,24 +17,16 @@ function runScript(script: string, flags: string[]) {
 
 describe('benchmark flags', () => {
   it.each([
-    ['bench/run.ts', ['--runs', 'x'], '--runs must be a whole number of at least 1, not "x"'],
+    ['bench/run.ts', ['--rounds', 'x'], '--rounds must be a whole number of at least 1, not "x"'],
+    ['bench/run.ts', ['--seconds', '0'], '--seconds must be a whole number of at least 1, not "0"'],
     [
       'bench/run.ts',
       ['--warm-up', '1.5'],
       '--warm-up must be a whole number of at least 0, not "1.5"',
     ],
-    [
-      'bench/run.ts',
-      ['--deep-page', '10'],
-      '--deep-page must be a whole number of at least 50, not "10"',
-    ],
+    ['bench/run.ts', ['--only', 'mysql'], '--only must be sqlite or postgres, not "mysql"'],
+    ['bench/run.ts', ['--only'], "Option '--only <value>' argument missing"],
     ['bench/run.ts', ['--bogus'], "Unknown option '--bogus'"],
-    // Both organisations' keys must fit the server's key cache (10,000).
-    [
-      'bench/run.ts',
-      ['--keys', '5001'],
-      '--keys must be a whole number from 1 to 5,000, not "5001"',
-    ],
     [
       'bench/data.ts',
       ['--employees', '1e6'],

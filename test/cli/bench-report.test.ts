@@ -1,118 +1,150 @@
-// `npm run bench -- --report FILE` renders saved results again, measuring nothing: the
-// text says how those results were measured (saved with them), never the flags the
-// rendering run happens to be given.
+// `npm run bench -- --report FILE` renders saved results into docs/benchmarks.md's
+// generated section, measuring nothing: the ratios and the targets met or not, from the
+// results alone (bench/report.ts), whatever flags the rendering run is given.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { DatabaseResult, Measure, Results, ScenarioName } from '../../bench/report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = `${ROOT}node_modules/.bin/tsx`;
 const work = mkdtempSync(join(tmpdir(), 'compplan-bench-report-'));
 
-const measure = (rps: number, p99: number) => ({
+const measure = (rps: number, p99Ms = 5, non2xx = 0): Measure => ({
   rps,
-  p50: p99 / 2,
-  p99,
-  non2xx: 0,
-  errors: 0,
-  cpuPerRequest: 1_000_000 / rps,
+  p99Ms,
+  non2xx,
+  socketErrors: 0,
 });
-const row = (mode: string, rps: number) => ({
+/** Three rounds: compplan's req/s and the ceiling's, round by round. */
+const scenario = (name: ScenarioName, compplan: Measure[], ceiling: Measure[]) => ({
+  scenario: name,
+  compplan,
+  ceiling,
+});
+const sqlite = (scenarios: DatabaseResult['scenarios'], peakRssKiB = 150_000): DatabaseResult => ({
   database: 'SQLite',
-  scenario: 'employees page 1 (limit 100)',
-  mode,
-  runs: [measure(rps, 30), measure(rps, 30)],
-  ceiling: [measure(10_000, 20), measure(10_000, 20)],
+  scenarios,
+  peakRssKiB,
+  walk: { pages: 500, bytes: 22_544_384 },
 });
-const saved = {
-  rows: [row('limiter on', 5_000), row('limiter off', 5_200)],
-  peakRss: { SQLite: { 'limiter on': 150, 'limiter off': 140 } },
-  machine: 'a test machine',
-  took: 600,
-  command: 'npm run bench -- --runs 2 --duration 7',
-};
+const results = (databases: DatabaseResult[], before = [0.2, 0.3, 0.4]): Results => ({
+  command: 'npm run bench -- --rounds 3 --seconds 7',
+  finishedAt: '2026-11-25T22:41:09.000Z',
+  took: 610,
+  machine: { cores: 2, cpu: 'AMD EPYC', memoryGiB: 24, node: 'v20.20.2' },
+  load: { before, after: [1.9, 1.2, 0.7] },
+  method: { seconds: 7, rounds: 3, warmUp: 1, connections: 32 },
+  databases,
+});
 
-function render(results: object, flags: string[]) {
+async function render(saved: Results, flags: string[] = []): Promise<string> {
   const file = join(work, 'results.json');
   const out = join(work, 'benchmarks.md');
-  writeFileSync(file, JSON.stringify(results));
-  return new Promise<string>((resolve, reject) => {
+  writeFileSync(file, JSON.stringify(saved));
+  writeFileSync(
+    out,
+    '# Benchmarks\n\nBefore.\n\n<!-- api-bench:start (old) -->\nold table\n<!-- api-bench:end -->\n\nAfter.\n',
+  );
+  await new Promise<void>((resolve, reject) => {
     execFile(
       TSX,
       ['bench/run.ts', '--report', file, '--out', out, ...flags],
       { cwd: ROOT, timeout: 30_000 },
-      (error) => (error ? reject(error) : resolve(readFileSync(out, 'utf8'))),
+      (error) => (error ? reject(error) : resolve()),
     );
   });
+  return readFileSync(out, 'utf8');
 }
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+const HEADER =
+  '| Database | Scenario | compplan req/s | Ceiling req/s | Ratio | p99 ms, compplan / ceiling | Non-2xx and socket errors, compplan / ceiling | Target | Met |';
+
 describe('npm run bench -- --report', () => {
-  it('says how the saved results were measured, whatever flags it is given', async () => {
-    const method = { runs: 2, duration: 7, warmUp: 3, connections: 40 };
-    const text = await render({ ...saved, method }, ['--runs', '9', '--warm-up', '0']);
-    expect(text).toContain(
-      'Medians of 2 runs of 7 s, 40 connections, each compplan run (after 3 s of unmeasured load on it)',
+  it('writes the table between the markers, ratios the medians of the rounds, and says how the results were measured', async () => {
+    const ping = scenario(
+      'ping',
+      [measure(6_000, 4), measure(7_000, 6), measure(9_000, 5)],
+      [measure(10_000, 2), measure(10_000, 2), measure(12_000, 3)],
     );
-    expect(text).toContain('| p99 ≤ 20 ms at 40 connections (every scenario, limiter on) |');
+    const text = await render(results([sqlite([ping])]), ['--rounds', '9', '--seconds', '1']);
+    expect(text.startsWith('# Benchmarks\n\nBefore.\n\n<!-- api-bench:start (generated')).toBe(
+      true,
+    );
+    expect(text.endsWith('<!-- api-bench:end -->\n\nAfter.\n')).toBe(true);
+    expect(text).not.toContain('old table');
     expect(text).toContain(
-      "| Employees page of 100 ≥ 40 % of the ceiling's req/s | SQLite | 50 % | yes |",
+      'Generated by `npm run bench -- --rounds 3 --seconds 7` (bench/run.ts), finished 2026-11-25 22:41 UTC, in 10 minutes.',
+    );
+    expect(text).toContain(
+      'Machine: 2 cores (AMD EPYC), 24 GiB, Node v20.20.2. Load average (1, 5, 15 min): 0.20, 0.30, 0.40 before the run, 1.90, 1.20, 0.70 after.\n',
+    );
+    expect(text).toContain(
+      "`wrk -t1 -c32 --latency`, 3 rounds of 7 s per scenario and server, compplan and its ceiling alternated round by round (compplan after 1 s of unmeasured load per scenario). req/s and p99: medians of the rounds; ratio: the median of the rounds' compplan / ceiling req/s. The walk's answers total 21.5 MiB on SQLite: more than the response cache holds (16 MiB, at most 4 MiB of it for one organisation), so every answer of the walk is built.",
+    );
+    // Rounds' ratios 0.60, 0.70, 0.75: the median 0.70; req/s medians 7,000 and 10,000.
+    expect(text).toContain(
+      `${HEADER}\n|---|---|--:|--:|--:|--:|--:|---|---|\n| SQLite | \`/ping\` | 7,000 | 10,000 | 0.70 | 5.0 / 2.0 | 0 / 0 | ratio ≥ 0.60, every answer 2xx | yes |\n| SQLite | server peak RSS (VmHWM at the end) | 154 MB | | | | | ≤ 200 MB | yes |\n\nTargets met: 2 of 2.\n`,
     );
   });
 
-  it('reads the deep-page target from the two pages measured together, when they were', async () => {
-    const deep = { ...row('limiter on', 4_000), scenario: 'deep employees page (limit 100)' };
-    const apart = { ...saved, rows: [...saved.rows, deep] };
-    deep.runs = [measure(4_000, 40), measure(4_000, 40)];
-    expect(await render(apart, [])).toContain(
-      "| Deep page p99 ≤ 1.2 × page-1 p99 | SQLite | 40 ms vs 30 ms (1.33×; the ceiling's 20 vs 20 ms) | **no** |",
+  it('fails a scenario below its ratio, or with any answer that was not 2xx, even when its ratio is met', async () => {
+    const list = scenario(
+      'cycle list',
+      [measure(5_900), measure(5_900), measure(5_900)],
+      [measure(10_000), measure(10_000), measure(10_000)],
     );
-    const together = {
-      ...apart,
-      method: { runs: 2, duration: 7, warmUp: 1, connections: 50 },
-      together: {
-        SQLite: {
-          page1: [measure(3_000, 20), measure(3_000, 24)],
-          deep: [measure(3_000, 21), measure(3_000, 27)],
-        },
-      },
-    };
-    expect(await render(together, [])).toContain(
-      "| Deep page p99 ≤ 1.2 × page-1 p99 | SQLite | 24 ms vs 22 ms (1.09×), measured together (25 connections each, one server, the same seconds); apart 40 ms vs 30 ms (1.33×; the ceiling's 20 vs 20 ms) | yes |",
+    const page = scenario(
+      'employees page 1',
+      [measure(9_000), measure(9_000, 5, 3), measure(9_000)],
+      [measure(10_000), measure(10_000), measure(10_000)],
     );
-  });
-
-  it('fails a run in which any answer was not 2xx: the quota, not the server, was measured', async () => {
-    expect(await render(saved, [])).toContain(
-      '| Every answer 2xx, no errors (a 429 would measure the quota, not the server) | SQLite | none in any run | yes |',
-    );
-    const throttled = row('limiter on', 5_000);
-    throttled.runs = [measure(5_000, 30), { ...measure(5_000, 30), non2xx: 3_049 }];
-    expect(await render({ ...saved, rows: [throttled, row('limiter off', 5_200)] }, [])).toContain(
-      '| Every answer 2xx, no errors (a 429 would measure the quota, not the server) | SQLite | employees page 1 (limit 100) [limiter on]: 3,049 | **no** |',
-    );
-    const together = {
-      ...saved,
-      together: {
-        SQLite: {
-          page1: [measure(3_000, 20)],
-          deep: [{ ...measure(3_000, 21), errors: 2 }],
-        },
-      },
-    };
-    expect(await render(together, [])).toContain(
-      '| SQLite | page 1 and the deep page together: 2 | **no** |',
-    );
-  });
-
-  it('reads older results, saved without their method, from their command line', async () => {
-    const text = await render(saved, ['--duration', '30', '--connections', '10']);
+    const text = await render(results([sqlite([list, page], 200_000)]));
     expect(text).toContain(
-      'Medians of 2 runs of 7 s, 50 connections, each compplan run (its warm-up not recorded in these results)',
+      '| SQLite | merit-cycle list (an organisation with one cycle) | 5,900 | 10,000 | 0.59 | 5.0 / 5.0 | 0 / 0 | ratio ≥ 0.60, every answer 2xx | **no** |',
     );
+    expect(text).toContain(
+      '| SQLite | employees page 1 (limit=100), the same URL again and again | 9,000 | 10,000 | 0.90 | 5.0 / 5.0 | 3 / 0 | ratio ≥ 0.60, every answer 2xx | **no** |',
+    );
+    // 200,000 KiB = 204.8 MB.
+    expect(text).toContain(
+      '| SQLite | server peak RSS (VmHWM at the end) | 205 MB | | | | | ≤ 200 MB | **no** |',
+    );
+    expect(text).toContain('Targets met: 0 of 3.');
+  });
+
+  it('holds the walk to its own ratio per database and to a p99 of 25 ms', async () => {
+    const walk = (p99Ms: number) =>
+      scenario(
+        'employees walk',
+        [measure(2_500, p99Ms), measure(2_500, p99Ms), measure(2_500, p99Ms)],
+        [measure(10_000, 3), measure(10_000, 3), measure(10_000, 3)],
+      );
+    const postgres = { ...sqlite([walk(25)]), database: 'PostgreSQL' as const };
+    const text = await render(results([sqlite([walk(25)]), postgres]));
+    expect(text).toContain(
+      '| SQLite | employees walk: 500 distinct pages (limit=100) in turn | 2,500 | 10,000 | 0.25 | 25 / 3.0 | 0 / 0 | ratio ≥ 0.30, p99 ≤ 25 ms, every answer 2xx | **no** |',
+    );
+    expect(text).toContain(
+      '| PostgreSQL | employees walk: 500 distinct pages (limit=100) in turn | 2,500 | 10,000 | 0.25 | 25 / 3.0 | 0 / 0 | ratio ≥ 0.20, p99 ≤ 25 ms, every answer 2xx | yes |',
+    );
+    const slow = { ...sqlite([walk(26)]), database: 'PostgreSQL' as const };
+    expect(await render(results([slow]))).toContain(
+      '| PostgreSQL | employees walk: 500 distinct pages (limit=100) in turn | 2,500 | 10,000 | 0.25 | 26 / 3.0 | 0 / 0 | ratio ≥ 0.20, p99 ≤ 25 ms, every answer 2xx | **no** |',
+    );
+  });
+
+  it('marks a run that began on a busy machine', async () => {
+    const ping = scenario('ping', [measure(6_000)], [measure(10_000)]);
+    const text = await render(results([sqlite([ping])], [1.01, 0.5, 0.2]));
+    expect(text).toContain(
+      'Load average (1, 5, 15 min): 1.01, 0.50, 0.20 before the run, 1.90, 1.20, 0.70 after. **A busy machine** (the 1-minute load average above half the cores before the run began): other work shared the cores, so the figures are noisier and lower than on a quiet machine.',
+    );
+    expect(await render(results([sqlite([ping])], [1, 0.5, 0.2]))).not.toContain('busy');
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { REPO_ROOT } from './cli.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+import { CHROMIUM } from './projects.js';
 export const SCREENSHOTS = join(REPO_ROOT, 'test-results', 'screenshots');
 
 const ARGS = [

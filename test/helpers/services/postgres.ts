@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, run } from './process.js';
 
-const BIN = process.env.COMPPLAN_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+export const POSTGRES_BIN = process.env.COMPPLAN_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 export function postgresAvailable(): boolean {
-  return existsSync(join(BIN, 'initdb')) && existsSync(join(BIN, 'pg_ctl'));
+  return existsSync(join(POSTGRES_BIN, 'initdb')) && existsSync(join(POSTGRES_BIN, 'pg_ctl'));
 }
 
 export interface PostgresCluster {
@@ -24,8 +24,8 @@ export interface PostgresCluster {
 async function asPostgres(command: string, args: string[]) {
   const asRoot = process.getuid?.() === 0;
   return asRoot
-    ? run('runuser', ['-u', 'postgres', '--', join(BIN, command), ...args])
-    : run(join(BIN, command), args);
+    ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN, command), ...args])
+    : run(join(POSTGRES_BIN, command), args);
 }
 
 export async function startPostgres(): Promise<PostgresCluster> {
