@@ -2,8 +2,11 @@
 // the system font stack). Kept in the code so that `dist/` needs nothing copied beside it.
 import { createHash } from 'node:crypto';
 
-const CSS = `
-:root {
+/**
+ * The colours and shapes every compplan page shares (the web application, GET /, and the
+ * API reference at /docs, whose Swagger UI is dressed in them: plugins/docs-page.ts).
+ */
+export const THEME_VARIABLES = `:root {
   --ink: #1b2330;
   --ink-soft: #4a5568;
   --muted: #6b7280;
@@ -22,7 +25,21 @@ const CSS = `
   --focus: #f59e0b;
   --radius: 8px;
   color-scheme: light;
-}
+}`;
+export const FONT_STACK =
+  'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", Arial, sans-serif';
+export const MONO_STACK =
+  'ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
+
+/** The compplan mark and name (views.ts `brand()`), on every page that shows them. */
+export const BRAND_CSS = `.brand { display: inline-flex; align-items: center; gap: 0.5rem; font-weight: 700; font-size: 1.05rem; color: var(--ink); }
+.brand-mark {
+  display: inline-grid; place-items: center; width: 1.8rem; height: 1.8rem; border-radius: 6px;
+  background: var(--brand); color: #fff; font-size: 0.8rem; letter-spacing: 0.02em;
+}`;
+
+const CSS = `
+${THEME_VARIABLES}
 *, *::before, *::after { box-sizing: border-box; }
 html { font-size: 100%; }
 /* A column as tall as the window: the settings area fills what the top bar leaves, so that a
@@ -32,14 +49,14 @@ body {
   min-height: 100vh;
   display: flex;
   flex-direction: column;
-  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", Arial, sans-serif;
+  font-family: ${FONT_STACK};
   font-size: 0.95rem;
   line-height: 1.5;
   color: var(--ink);
   background: var(--bg);
 }
 code, .secret {
-  font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace;
+  font-family: ${MONO_STACK};
   font-size: 0.88em;
 }
 a { color: var(--brand); }
@@ -64,11 +81,7 @@ main:focus { outline: none; }
   display: flex; align-items: center; gap: 1rem;
   padding: 0.6rem 1.5rem; background: var(--panel); border-bottom: 1px solid var(--line);
 }
-.brand { display: inline-flex; align-items: center; gap: 0.5rem; font-weight: 700; font-size: 1.05rem; color: var(--ink); }
-.brand-mark {
-  display: inline-grid; place-items: center; width: 1.8rem; height: 1.8rem; border-radius: 6px;
-  background: var(--brand); color: #fff; font-size: 0.8rem; letter-spacing: 0.02em;
-}
+${BRAND_CSS}
 .org { color: var(--ink-soft); padding-left: 1rem; border-left: 1px solid var(--line); }
 .account { margin-left: auto; display: flex; align-items: center; gap: 0.75rem; }
 .account form { margin: 0; }
@@ -157,7 +170,7 @@ input:focus-visible { border-color: var(--brand); }
 .code-block pre {
   flex: 1; min-width: 0; margin: 0; padding: 0.6rem 0.75rem; overflow-x: auto;
   background: #f0f3f8; border: 1px solid var(--line); border-radius: 6px;
-  font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace;
+  font-family: ${MONO_STACK};
   font-size: 0.84rem; line-height: 1.45; white-space: pre;
 }
 .code-block pre code { font-size: inherit; }
@@ -241,7 +254,7 @@ document.addEventListener('click', async (event) => {
 });
 `;
 
-const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2450b8"/><text x="16" y="21" font-family="Arial, sans-serif" font-size="14" font-weight="700" fill="#fff" text-anchor="middle">cp</text></svg>`;
+export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2450b8"/><text x="16" y="21" font-family="Arial, sans-serif" font-size="14" font-weight="700" fill="#fff" text-anchor="middle">cp</text></svg>`;
 
 export interface Asset {
   /** The URL path, with a content hash so that a changed file is fetched anew. */
@@ -259,5 +272,5 @@ function asset(name: string, extension: string, type: string, body: string): Ass
 export const ASSETS = {
   css: asset('app', 'css', 'text/css; charset=utf-8', CSS),
   js: asset('app', 'js', 'text/javascript; charset=utf-8', JS),
-  icon: asset('icon', 'svg', 'image/svg+xml', ICON),
+  icon: asset('icon', 'svg', 'image/svg+xml', ICON_SVG),
 } as const;

@@ -61,7 +61,8 @@ function alert(kind: 'error' | 'success' | 'info', message: SafeHtml | string): 
   return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
 }
 
-function brand(): SafeHtml {
+/** The compplan mark and name (styled by BRAND_CSS), here and at the top of /docs. */
+export function brand(): SafeHtml {
   return html`<span class="brand"><span class="brand-mark" aria-hidden="true">cp</span>compplan</span>`;
 }
 
