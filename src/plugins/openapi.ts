@@ -504,7 +504,8 @@ export default fp(
           version: '1.0.0',
           description: API_DESCRIPTION,
           contact: { name: 'compplan' },
-          license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+          // No licence: compplan is not published under one (package.json says
+          // UNLICENSED, which is no licence name a reader could look up).
         },
         servers: [{ url: 'http://localhost:3000', description: 'A local server (npm start)' }],
         tags: [

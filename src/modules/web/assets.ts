@@ -2,8 +2,11 @@
 // the system font stack). Kept in the code so that `dist/` needs nothing copied beside it.
 import { createHash } from 'node:crypto';
 
-const CSS = `
-:root {
+/**
+ * The colours and shapes every compplan page shares (the web application, GET /, and the
+ * API reference at /docs, whose Swagger UI is dressed in them: plugins/docs-page.ts).
+ */
+export const THEME_VARIABLES = `:root {
   --ink: #1b2330;
   --ink-soft: #4a5568;
   --muted: #6b7280;
@@ -22,19 +25,38 @@ const CSS = `
   --focus: #f59e0b;
   --radius: 8px;
   color-scheme: light;
-}
+}`;
+export const FONT_STACK =
+  'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", Arial, sans-serif';
+export const MONO_STACK =
+  'ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
+
+/** The compplan mark and name (views.ts `brand()`), on every page that shows them. */
+export const BRAND_CSS = `.brand { display: inline-flex; align-items: center; gap: 0.5rem; font-weight: 700; font-size: 1.05rem; color: var(--ink); }
+.brand-mark {
+  display: inline-grid; place-items: center; width: 1.8rem; height: 1.8rem; border-radius: 6px;
+  background: var(--brand); color: #fff; font-size: 0.8rem; letter-spacing: 0.02em;
+}`;
+
+const CSS = `
+${THEME_VARIABLES}
 *, *::before, *::after { box-sizing: border-box; }
 html { font-size: 100%; }
+/* A column as tall as the window: the settings area fills what the top bar leaves, so that a
+   short page never scrolls (a fixed guess of the bar's height was 7 px short). */
 body {
   margin: 0;
-  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", Arial, sans-serif;
+  min-height: 100vh;
+  display: flex;
+  flex-direction: column;
+  font-family: ${FONT_STACK};
   font-size: 0.95rem;
   line-height: 1.5;
   color: var(--ink);
   background: var(--bg);
 }
 code, .secret {
-  font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace;
+  font-family: ${MONO_STACK};
   font-size: 0.88em;
 }
 a { color: var(--brand); }
@@ -59,11 +81,7 @@ main:focus { outline: none; }
   display: flex; align-items: center; gap: 1rem;
   padding: 0.6rem 1.5rem; background: var(--panel); border-bottom: 1px solid var(--line);
 }
-.brand { display: inline-flex; align-items: center; gap: 0.5rem; font-weight: 700; font-size: 1.05rem; color: var(--ink); }
-.brand-mark {
-  display: inline-grid; place-items: center; width: 1.8rem; height: 1.8rem; border-radius: 6px;
-  background: var(--brand); color: #fff; font-size: 0.8rem; letter-spacing: 0.02em;
-}
+${BRAND_CSS}
 .org { color: var(--ink-soft); padding-left: 1rem; border-left: 1px solid var(--line); }
 .account { margin-left: auto; display: flex; align-items: center; gap: 0.75rem; }
 .account form { margin: 0; }
@@ -72,7 +90,7 @@ main:focus { outline: none; }
   display: inline-block; margin-left: 0.35rem; padding: 0 0.45rem; border-radius: 999px;
   background: var(--brand-soft); color: var(--brand-dark); font-size: 0.75rem; font-weight: 600;
 }
-.settings { display: grid; grid-template-columns: 15rem minmax(0, 1fr); min-height: calc(100vh - 3.2rem); }
+.settings { flex: 1; display: grid; grid-template-columns: 15rem minmax(0, 1fr); }
 .side { padding: 1.5rem 1rem; border-right: 1px solid var(--line); background: #fbfcfd; }
 .side-title { font-size: 0.75rem; font-weight: 700; text-transform: uppercase; letter-spacing: 0.06em; color: var(--muted); margin: 0 0 0.5rem 0.75rem; }
 .side ul { list-style: none; margin: 0; padding: 0; }
@@ -81,13 +99,19 @@ main:focus { outline: none; }
 }
 .side a:hover { background: var(--brand-soft); color: var(--brand-dark); }
 .side a[aria-current="page"] { background: var(--brand-soft); color: var(--brand-dark); font-weight: 600; }
-main { padding: 1.75rem 2rem 3rem; max-width: 64rem; }
+main { padding: 1.75rem 2rem 3rem; max-width: 64rem; min-width: 0; }
+/* A phone: one column no wider than the screen (minmax(0, …): a wide table or command
+   must not widen the page), the navigation above the content. */
 @media (max-width: 48rem) {
-  .settings { grid-template-columns: 1fr; }
-  .side { border-right: 0; border-bottom: 1px solid var(--line); }
-  .side ul { display: flex; gap: 0.5rem; }
-  .topbar { flex-wrap: wrap; }
+  .settings { grid-template-columns: minmax(0, 1fr); align-content: start; }
+  .side { border-right: 0; border-bottom: 1px solid var(--line); padding: 0.75rem 1rem; }
+  .side-title { display: none; }
+  .side ul { display: flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; }
+  .topbar { flex-wrap: wrap; gap: 0.5rem 1rem; padding: 0.6rem 1rem; }
+  .account { margin-left: 0; width: 100%; justify-content: space-between; }
+  .who { min-width: 0; overflow-wrap: anywhere; }
   main { padding: 1.25rem 1rem 2rem; }
+  .panel { padding: 1rem; }
 }
 
 /* Panels, notices, badges */
@@ -120,7 +144,7 @@ input:focus-visible { border-color: var(--brand); }
 .button {
   display: inline-flex; align-items: center; justify-content: center; gap: 0.4rem;
   padding: 0.5rem 1rem; font: inherit; font-weight: 600; line-height: 1.3; text-decoration: none;
-  border-radius: 6px; border: 1px solid transparent; cursor: pointer;
+  border-radius: 6px; border: 1px solid transparent; cursor: pointer; white-space: nowrap;
 }
 .button-primary { background: var(--brand); color: #fff; }
 .button-primary:hover { background: var(--brand-dark); color: #fff; }
@@ -138,14 +162,15 @@ input:focus-visible { border-color: var(--brand); }
 .switch-row { display: flex; gap: 0.75rem; align-items: flex-start; margin: 0 0 1rem; }
 .switch-row input[type="checkbox"] { width: 1.25rem; height: 1.25rem; margin: 0.15rem 0 0; accent-color: var(--brand); flex: none; }
 .secret-row { display: flex; gap: 0.5rem; align-items: stretch; max-width: 40rem; }
-.secret-row .secret { flex: 1; max-width: none; background: #fff; letter-spacing: 0.02em; }
+.secret-row .secret { flex: 1; min-width: 0; max-width: none; background: #fff; letter-spacing: 0.02em; }
 .copy-status { min-height: 1.4em; margin: 0.35rem 0 0.5rem; color: var(--success); font-weight: 600; }
+.code-block + .copy-status:empty { min-height: 0; margin: 0; }
 /* A command to copy: whole, on one line, scrolling sideways inside its block if need be. */
 .code-block { display: flex; gap: 0.5rem; align-items: flex-start; max-width: 100%; }
 .code-block pre {
   flex: 1; min-width: 0; margin: 0; padding: 0.6rem 0.75rem; overflow-x: auto;
   background: #f0f3f8; border: 1px solid var(--line); border-radius: 6px;
-  font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace;
+  font-family: ${MONO_STACK};
   font-size: 0.84rem; line-height: 1.45; white-space: pre;
 }
 .code-block pre code { font-size: inherit; }
@@ -158,6 +183,20 @@ input:focus-visible { border-color: var(--brand); }
 
 /* Tables and facts */
 .table-wrap { overflow-x: auto; }
+/* The key list on a phone: one block per key, each value under its column's name. */
+@media (max-width: 40rem) {
+  .key-list thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .key-list, .key-list tbody, .key-list tr, .key-list th, .key-list td { display: block; }
+  .key-list tr { padding: 0.75rem 0; border-bottom: 1px solid var(--line); }
+  .key-list tbody tr:last-child { border-bottom: 0; }
+  .key-list th, .key-list td { padding: 0.15rem 0; border: 0; }
+  .key-list tbody th { font-size: 1rem; overflow-wrap: anywhere; }
+  .key-list td { display: flex; gap: 1rem; justify-content: space-between; }
+  .key-list td::before { content: attr(data-label); color: var(--muted); font-size: 0.85rem; }
+  .key-list td.actions { justify-content: flex-start; padding-top: 0.5rem; }
+  .key-list td.actions::before { content: none; }
+  .key-list .status-time { display: inline; margin-left: 0.35rem; }
+}
 table { width: 100%; border-collapse: collapse; }
 th, td { text-align: left; padding: 0.6rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
 thead th { font-size: 0.78rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted); font-weight: 700; }
@@ -171,12 +210,20 @@ td time { white-space: nowrap; }
 .facts dd { margin: 0; }
 
 /* Sign-in and other single-card pages */
-.card-page { display: grid; place-items: center; min-height: 100vh; padding: 1.5rem; max-width: none; }
+/* One column no wider than the window (minmax(0, …)): a long command scrolls in its block. */
+.card-page {
+  display: grid; grid-template-columns: minmax(0, 1fr); place-items: center;
+  min-height: 100vh; padding: 1.5rem; max-width: none;
+}
 .card {
   width: 100%; max-width: 26rem; background: var(--panel); border: 1px solid var(--line);
   border-radius: 12px; padding: 2rem; box-shadow: 0 10px 30px rgba(27, 35, 48, 0.06);
 }
 .card-wide { max-width: 40rem; }
+@media (max-width: 30rem) {
+  .card-page { padding: 1rem; }
+  .card { padding: 1.25rem; }
+}
 .card-brand { margin: 0 0 1.25rem; }
 .card input[type="email"], .card input[type="password"] { max-width: none; }
 .stack { margin: 0 0 1rem; }
@@ -207,7 +254,7 @@ document.addEventListener('click', async (event) => {
 });
 `;
 
-const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2450b8"/><text x="16" y="21" font-family="Arial, sans-serif" font-size="14" font-weight="700" fill="#fff" text-anchor="middle">cp</text></svg>`;
+export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2450b8"/><text x="16" y="21" font-family="Arial, sans-serif" font-size="14" font-weight="700" fill="#fff" text-anchor="middle">cp</text></svg>`;
 
 export interface Asset {
   /** The URL path, with a content hash so that a changed file is fetched anew. */
@@ -225,5 +272,5 @@ function asset(name: string, extension: string, type: string, body: string): Ass
 export const ASSETS = {
   css: asset('app', 'css', 'text/css; charset=utf-8', CSS),
   js: asset('app', 'js', 'text/javascript; charset=utf-8', JS),
-  icon: asset('icon', 'svg', 'image/svg+xml', ICON),
+  icon: asset('icon', 'svg', 'image/svg+xml', ICON_SVG),
 } as const;

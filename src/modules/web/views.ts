@@ -61,7 +61,8 @@ function alert(kind: 'error' | 'success' | 'info', message: SafeHtml | string): 
   return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
 }
 
-function brand(): SafeHtml {
+/** The compplan mark and name (styled by BRAND_CSS), here and at the top of /docs. */
+export function brand(): SafeHtml {
   return html`<span class="brand"><span class="brand-mark" aria-hidden="true">cp</span>compplan</span>`;
 }
 
@@ -244,10 +245,10 @@ export function connectionsPage(view: ConnectionsView): string {
   const rows = view.keys.map(
     (key) => html`<tr>
   <th scope="row">${key.name}</th>
-  <td><code>${key.prefix}…</code></td>
-  <td>${time(key.createdAt)}</td>
-  <td>${time(key.lastUsedAt)}</td>
-  <td>${key.revokedAt === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> <span class="status-time">${time(key.revokedAt)}</span>`}</td>
+  <td data-label="Prefix"><code>${key.prefix}…</code></td>
+  <td data-label="Created">${time(key.createdAt)}</td>
+  <td data-label="Last used">${time(key.lastUsedAt)}</td>
+  <td data-label="Status">${key.revokedAt === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> <span class="status-time">${time(key.revokedAt)}</span>`}</td>
   <td class="actions">${key.revokedAt === null ? html`<a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
 </tr>`,
   );
@@ -282,7 +283,7 @@ ${newKey}
   ${
     view.keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"><table class="key-list">
   <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
 ${rows}
