@@ -134,7 +134,7 @@ export function renderReport(results: Results): { text: string; met: number; tar
     '',
     `Machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGiB} GiB, Node ${machine.node}. Load average (1, 5, 15 min): ${loads(load.before)} before the run, ${loads(load.after)} after.${busy ? ' **A busy machine** (the 1-minute load average above half the cores before the run began): other work shared the cores, so the figures are noisier and lower than on a quiet machine.' : ''}`,
     '',
-    `\`wrk -t1 -c${method.connections} --latency\`, ${plural(method.rounds, 'round')} of ${method.seconds} s per scenario and server, compplan and its ceiling alternated round by round (compplan after ${method.warmUp} s of unmeasured load per scenario). req/s and p99: medians of the rounds; ratio: the median of the rounds' compplan / ceiling req/s. The walk's answers total ${walks}: more than the response cache holds (${RESPONSE_CACHE}), so every answer of the walk is built.`,
+    `\`wrk -t1 -c${method.connections} --latency\`, ${plural(method.rounds, 'round')} of ${method.seconds} s per scenario and server, compplan and its ceiling alternated round by round (${method.warmUp > 0 ? `compplan after ${method.warmUp} s of unmeasured load per scenario` : 'no warm-up'}). req/s and p99: medians of the rounds; ratio: the median of the rounds' compplan / ceiling req/s. The walk's answers total ${walks}: more than the response cache holds (${RESPONSE_CACHE}), so every answer of the walk is built.`,
     '',
     ...rows,
     '',

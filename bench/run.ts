@@ -199,6 +199,30 @@ async function listening(base: string, child: ChildProcess, what: string) {
   if (exited) throw new Error(`${what} exited before it answered /ping`);
 }
 
+/**
+ * Each scenario's answers as compplan gives them, written to files in `dir`: the
+ * ceiling's answers (bench/ceiling.js reads them) and the walk's paths (walk.lua's).
+ */
+async function capture(base: string, key: string, dir: string) {
+  const captured = new Map<string, Answer>();
+  for (const path of ['/ping', LIST, EMPLOYEES_PAGE]) {
+    captured.set(path, await answered(base, path, key));
+  }
+  const paths = await walkPaths(base, key, captured);
+  const walkFile = join(dir, 'walk.txt');
+  writeFileSync(walkFile, `${paths.join('\n')}\n`);
+  const capturedFile = join(dir, 'captured.json');
+  const answers = [...captured].map(([url, answer]) => ({
+    url,
+    status: answer.status,
+    headers: answer.headers,
+    body: answer.body.toString('base64'),
+  }));
+  writeFileSync(capturedFile, JSON.stringify(answers));
+  const bytes = paths.reduce((sum, path) => sum + (captured.get(path)?.body.length ?? 0), 0);
+  return { capturedFile, walkFile, walk: { pages: paths.length, bytes } };
+}
+
 async function benchDatabase(
   database: DatabaseName,
   databaseUrl: string,
@@ -232,25 +256,7 @@ async function benchDatabase(
   let ceiling: ChildProcess | undefined;
   try {
     await listening(base, server, 'compplan serve');
-    const captured = new Map<string, Answer>();
-    for (const path of ['/ping', LIST, EMPLOYEES_PAGE]) {
-      captured.set(path, await answered(base, path, key));
-    }
-    const walk = await walkPaths(base, key, captured);
-    const walkFile = join(dir, 'walk.txt');
-    writeFileSync(walkFile, `${walk.join('\n')}\n`);
-    const capturedFile = join(dir, 'captured.json');
-    writeFileSync(
-      capturedFile,
-      JSON.stringify(
-        [...captured].map(([url, a]) => ({
-          url,
-          status: a.status,
-          headers: a.headers,
-          body: a.body.toString('base64'),
-        })),
-      ),
-    );
+    const { capturedFile, walkFile, walk } = await capture(base, key, dir);
     const ceilingPort = await freePort();
     const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
     ceiling = spawn(
@@ -293,13 +299,7 @@ async function benchDatabase(
       }
       scenarios.push(result);
     }
-    const walkBytes = walk.reduce((sum, path) => sum + (captured.get(path)?.body.length ?? 0), 0);
-    return {
-      database,
-      scenarios,
-      peakRssKiB: peakRssKiB(server.pid),
-      walk: { pages: walk.length, bytes: walkBytes },
-    };
+    return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk };
   } finally {
     if (ceiling) await stopProcess(ceiling);
     await stopProcess(server);
