@@ -29,7 +29,7 @@
 //    PID (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
 // between its api-bench markers (bench/report.ts).
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -306,6 +306,18 @@ async function benchDatabase(
   }
 }
 
+/** The commit of the working tree measured; undefined outside a git checkout. */
+function codeMeasured(): Results['code'] {
+  try {
+    const git = (...gitArgs: string[]) =>
+      execFileSync('git', gitArgs, { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' }).trim();
+    const commit = git('rev-parse', '--short', 'HEAD');
+    return { commit, modified: git('status', '--porcelain', '--untracked-files=no') !== '' };
+  } catch {
+    return undefined;
+  }
+}
+
 function render(results: Results, out: string): string {
   const { text, met, targets } = renderReport(results);
   writeReport(out, text);
@@ -320,6 +332,7 @@ async function main() {
     return;
   }
   await requireWrk();
+  const code = codeMeasured();
   const began = performance.now();
   const before = loadavg();
   const databases: DatabaseResult[] = [];
@@ -342,6 +355,7 @@ async function main() {
   }
   const results: Results = {
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    ...(code ? { code } : {}),
     finishedAt: new Date().toISOString(),
     took: (performance.now() - began) / 1000,
     machine: {
