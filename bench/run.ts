@@ -15,10 +15,10 @@
 //    FILE`; SQLite in a temp dir, PostgreSQL in a throwaway cluster (vacuumed after the
 //    load, so that autovacuum does not run while the servers are measured).
 // 2. A key made with `node bin/compplan.js keys create --org bench-deep --json`.
-// 3. `node bin/compplan.js serve --port P --host 127.0.0.1`, as a user runs it: the
-//    environment holds only DATABASE_URL and RATE_LIMIT_PER_SECOND=1000000 (so that the
-//    quota is not what is measured), LOG_LEVEL is its default (info), its standard output
-//    goes to a file. No Node flags.
+// 3. `bin/compplan.js serve --port P --host 127.0.0.1` executed as `npm start` and `npx
+//    compplan` execute it (with the V8 flags of its first line): the environment holds
+//    only DATABASE_URL and RATE_LIMIT_PER_SECOND=1000000 (so that the quota is not what
+//    is measured), LOG_LEVEL is its default (info), its standard output goes to a file.
 // 4. Each scenario's answers captured over HTTP (the walk's pages by following
 //    nextCursor), then served by the ceiling (bench/ceiling.js): a bare node:http server
 //    that replays, for each URL, the status, headers and body compplan sent.
@@ -239,7 +239,12 @@ async function benchDatabase(
     await client.query('checkpoint');
     await client.end();
   }
-  const env = { DATABASE_URL: databaseUrl, RATE_LIMIT_PER_SECOND: '1000000' };
+  // PATH only so that the script's first line (`#!/usr/bin/env -S node …`) finds node.
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_PER_SECOND: '1000000',
+  };
   const { key } = JSON.parse(
     await node([BIN, 'keys', 'create', '--org', DEEP_ORGANIZATION, '--json'], env),
   ) as { key: string };
@@ -247,11 +252,11 @@ async function benchDatabase(
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const logFd = openSync(join(dir, `compplan-${database}.log`), 'w');
-  const server = spawn(
-    process.execPath,
-    [BIN, 'serve', '--port', String(port), '--host', '127.0.0.1'],
-    { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] },
-  );
+  const server = spawn(BIN, ['serve', '--port', String(port), '--host', '127.0.0.1'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', logFd, logFd],
+  });
   closeSync(logFd);
   let ceiling: ChildProcess | undefined;
   try {
