@@ -29,7 +29,7 @@
 //    PID (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
 // between its api-bench markers (bench/report.ts).
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -199,6 +199,30 @@ async function listening(base: string, child: ChildProcess, what: string) {
   if (exited) throw new Error(`${what} exited before it answered /ping`);
 }
 
+/**
+ * Each scenario's answers as compplan gives them, written to files in `dir`: the
+ * ceiling's answers (bench/ceiling.js reads them) and the walk's paths (walk.lua's).
+ */
+async function capture(base: string, key: string, dir: string) {
+  const captured = new Map<string, Answer>();
+  for (const path of ['/ping', LIST, EMPLOYEES_PAGE]) {
+    captured.set(path, await answered(base, path, key));
+  }
+  const paths = await walkPaths(base, key, captured);
+  const walkFile = join(dir, 'walk.txt');
+  writeFileSync(walkFile, `${paths.join('\n')}\n`);
+  const capturedFile = join(dir, 'captured.json');
+  const answers = [...captured].map(([url, answer]) => ({
+    url,
+    status: answer.status,
+    headers: answer.headers,
+    body: answer.body.toString('base64'),
+  }));
+  writeFileSync(capturedFile, JSON.stringify(answers));
+  const bytes = paths.reduce((sum, path) => sum + (captured.get(path)?.body.length ?? 0), 0);
+  return { capturedFile, walkFile, walk: { pages: paths.length, bytes } };
+}
+
 async function benchDatabase(
   database: DatabaseName,
   databaseUrl: string,
@@ -237,25 +261,7 @@ async function benchDatabase(
   let ceiling: ChildProcess | undefined;
   try {
     await listening(base, server, 'compplan serve');
-    const captured = new Map<string, Answer>();
-    for (const path of ['/ping', LIST, EMPLOYEES_PAGE]) {
-      captured.set(path, await answered(base, path, key));
-    }
-    const walk = await walkPaths(base, key, captured);
-    const walkFile = join(dir, 'walk.txt');
-    writeFileSync(walkFile, `${walk.join('\n')}\n`);
-    const capturedFile = join(dir, 'captured.json');
-    writeFileSync(
-      capturedFile,
-      JSON.stringify(
-        [...captured].map(([url, a]) => ({
-          url,
-          status: a.status,
-          headers: a.headers,
-          body: a.body.toString('base64'),
-        })),
-      ),
-    );
+    const { capturedFile, walkFile, walk } = await capture(base, key, dir);
     const ceilingPort = await freePort();
     const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
     ceiling = spawn(
@@ -266,14 +272,14 @@ async function benchDatabase(
     await listening(ceilingBase, ceiling, 'the ceiling');
 
     const runOf = (scenario: ScenarioName, url: string, seconds: number): WrkRun => {
-      const common = { seconds, connections: CONNECTIONS };
+      const common = { seconds, connections: CONNECTIONS, apiKey: key };
       if (scenario === 'employees walk') {
-        return { ...common, url, script: 'walk.lua', scriptArgs: [key, walkFile] };
+        return { ...common, url, script: 'walk.lua', scriptArgs: [walkFile] };
       }
       const path = { ping: '/ping', 'cycle list': LIST, 'employees page 1': EMPLOYEES_PAGE }[
         scenario
       ];
-      return { ...common, url: `${url}${path}`, script: 'key.lua', scriptArgs: [key] };
+      return { ...common, url: `${url}${path}`, script: 'key.lua', scriptArgs: [] };
     };
     const measure = async (scenario: ScenarioName, url: string): Promise<Measure> => {
       const result = await runWrk(runOf(scenario, url, SECONDS));
@@ -298,16 +304,22 @@ async function benchDatabase(
       }
       scenarios.push(result);
     }
-    const walkBytes = walk.reduce((sum, path) => sum + (captured.get(path)?.body.length ?? 0), 0);
-    return {
-      database,
-      scenarios,
-      peakRssKiB: peakRssKiB(server.pid),
-      walk: { pages: walk.length, bytes: walkBytes },
-    };
+    return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk };
   } finally {
     if (ceiling) await stopProcess(ceiling);
     await stopProcess(server);
+  }
+}
+
+/** The commit of the working tree measured; undefined outside a git checkout. */
+function codeMeasured(): Results['code'] {
+  try {
+    const git = (...gitArgs: string[]) =>
+      execFileSync('git', gitArgs, { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' }).trim();
+    const commit = git('rev-parse', '--short', 'HEAD');
+    return { commit, modified: git('status', '--porcelain', '--untracked-files=no') !== '' };
+  } catch {
+    return undefined;
   }
 }
 
@@ -325,6 +337,7 @@ async function main() {
     return;
   }
   await requireWrk();
+  const code = codeMeasured();
   const began = performance.now();
   const before = loadavg();
   const databases: DatabaseResult[] = [];
@@ -347,6 +360,7 @@ async function main() {
   }
   const results: Results = {
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    ...(code ? { code } : {}),
     finishedAt: new Date().toISOString(),
     took: (performance.now() - began) / 1000,
     machine: {

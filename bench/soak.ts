@@ -251,7 +251,7 @@ async function main() {
     const pathsFile = join(dir, 'paths.txt');
     const keysFile = join(dir, 'keys.txt');
     writeFileSync(pathsFile, `${mix.join('\n')}\n`);
-    writeFileSync(keysFile, `${keys.join('\n')}\n`);
+    writeFileSync(keysFile, `${keys.join('\n')}\n`, { mode: 0o600 });
     const samples: { at: number; rss: number }[] = [];
     const sampler = setInterval(() => samples.push({ at: Date.now(), rss: rssMiB(pid) }), 1_000);
     started = Date.now();

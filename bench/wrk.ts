@@ -32,6 +32,8 @@ export interface WrkRun {
   script: 'key.lua' | 'walk.lua' | 'random.lua';
   /** The script's arguments (after `--`). */
   scriptArgs: string[];
+  /** The key key.lua and walk.lua send, passed in the environment (BENCH_API_KEY). */
+  apiKey?: string;
   seconds: number;
   connections: number;
 }
@@ -64,7 +66,8 @@ export function runWrk(run: WrkRun): Promise<WrkResult> {
     ...run.scriptArgs,
   ];
   return new Promise((resolve, reject) => {
-    execFile('wrk', args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+    const env = { ...process.env, BENCH_API_KEY: run.apiKey ?? '' };
+    execFile('wrk', args, { env, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
       const line = stdout.split('\n').find((text) => text.startsWith('{"wrkResult":'));
       if (error || !line) {
         reject(

@@ -1,6 +1,6 @@
 -- wrk -s random.lua BASE_URL -- KEYS_FILE PATHS_FILE: each request a path and a key drawn
--- at random from the two files (one a line); counts the answers by status (bench/soak.ts
--- tells intended 429s from errors).
+-- at random from the two files (one a line; the keys file readable by its owner only);
+-- counts the answers by status (bench/soak.ts tells intended 429s from errors).
 dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "result.lua")
 
 local keys = {}

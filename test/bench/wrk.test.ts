@@ -39,7 +39,8 @@ describe("the benchmark's wrk scripts", () => {
     const result = await runWrk({
       url: `${base}/ping`,
       script: 'key.lua',
-      scriptArgs: ['key_one'],
+      scriptArgs: [],
+      apiKey: 'key_one',
       seconds: 1,
       connections: 2,
     });
@@ -65,7 +66,8 @@ describe("the benchmark's wrk scripts", () => {
     const result = await runWrk({
       url: base,
       script: 'walk.lua',
-      scriptArgs: ['key_two', paths],
+      scriptArgs: [paths],
+      apiKey: 'key_two',
       seconds: 1,
       connections: 1,
     });
