@@ -274,7 +274,7 @@ async function prepare(databaseUrl: string) {
     .filter((_, index) => index % 100 === 0)
     .map((row) => {
       const cursor = codec.encode(
-        { endpoint: 'employees', organizationId: deepOrg.id, meritCycleId: DEEP_CYCLE },
+        { endpoint: 'employees', reader: deepOrg.id, meritCycleId: DEEP_CYCLE },
         {},
         [row.last_name, row.first_name, row.id],
       );

@@ -8,6 +8,7 @@ import { columnsOnlyInBody } from './migrations/0004-columns-only-in-body.js';
 import { employeeCycleKey } from './migrations/0005-employee-cycle-key.js';
 import { employeesInPageOrder } from './migrations/0006-employees-in-page-order.js';
 import { apiKeysRevision } from './migrations/0007-api-keys-revision.js';
+import { leastPrivilegeKeys } from './migrations/0008-least-privilege-keys.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -18,6 +19,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0005-employee-cycle-key': employeeCycleKey(dialect),
     '0006-employees-in-page-order': employeesInPageOrder(dialect),
     '0007-api-keys-revision': apiKeysRevision(dialect),
+    '0008-least-privilege-keys': leastPrivilegeKeys(dialect),
   };
 }
 

@@ -46,6 +46,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0008-least-privilege-keys', 'Down', 'Success'],
         ['0007-api-keys-revision', 'Down', 'Success'],
         ['0006-employees-in-page-order', 'Down', 'Success'],
         ['0005-employee-cycle-key', 'Down', 'Success'],
@@ -63,6 +64,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0005-employee-cycle-key',
         '0006-employees-in-page-order',
         '0007-api-keys-revision',
+        '0008-least-privilege-keys',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect((await dumpTables(server.database.db)).merit_cycle_employees).toStrictEqual(
@@ -210,6 +212,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0008-least-privilege-keys', 'Success'],
       ['0007-api-keys-revision', 'Success'],
       ['0006-employees-in-page-order', 'Success'],
       ['0005-employee-cycle-key', 'Success'],
@@ -222,6 +225,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0005-employee-cycle-key',
       '0006-employees-in-page-order',
       '0007-api-keys-revision',
+      '0008-least-privilege-keys',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
