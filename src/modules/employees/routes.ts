@@ -24,7 +24,8 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: {
       operationId: 'listMeritCycleEmployees',
       summary: 'List the employees of a merit cycle',
-      description: 'Ordered by lastName, then firstName, then id (code-point order).',
+      description:
+        "Ordered by lastName, then firstName, then id (code-point order). Column keys the key hides are absent from every employee; a merit cycle outside the key's cycle scope is not found (404).",
       tags: ['Merit cycle employees'],
       params: EmployeesParams,
       querystring: ListEmployeesQuery,

@@ -33,7 +33,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'listMeritCycles',
       summary: 'List merit cycles',
       description:
-        'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND.',
+        'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND. A key restricted to some merit cycles lists only those.',
       tags: ['Merit cycles'],
       querystring: ListMeritCyclesQuery,
       response: {
@@ -72,7 +72,8 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: {
       operationId: 'getMeritCycle',
       summary: 'Get a merit cycle',
-      description: "One merit cycle of the key's organisation, by id.",
+      description:
+        "One merit cycle of the key's organisation, by id. A cycle outside the key's cycle scope is not found (404), like one that does not exist.",
       tags: ['Merit cycles'],
       params: MeritCycleParams,
       querystring: NoQuery,
