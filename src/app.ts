@@ -32,6 +32,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Where a logger made here writes; standard output when absent. Tests read it. */
   logStream?: NodeJS.WritableStream;
+  /** The wall clock API key expiry is compared with; tests move their own (never sleep). */
+  now?: () => number;
 }
 
 // Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
@@ -120,7 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cursors);
   await app.register(rateLimit, { config });
   await app.register(metrics);
-  await app.register(authentication);
+  await app.register(authentication, options.now ? { now: options.now } : {});
   // Every step a request goes through, in order, before any route is registered.
   registerRequestPipeline(app, { maxUrlLength: MAX_URL_LENGTH });
   // Collects every read-only route from here on, /openapi.json and /docs included.

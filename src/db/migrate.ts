@@ -9,6 +9,7 @@ import { employeeCycleKey } from './migrations/0005-employee-cycle-key.js';
 import { employeesInPageOrder } from './migrations/0006-employees-in-page-order.js';
 import { apiKeysRevision } from './migrations/0007-api-keys-revision.js';
 import { webForms } from './migrations/0008-web-forms.js';
+import { leastPrivilegeKeys } from './migrations/0009-least-privilege-keys.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -20,6 +21,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0006-employees-in-page-order': employeesInPageOrder(dialect),
     '0007-api-keys-revision': apiKeysRevision(dialect),
     '0008-web-forms': webForms(dialect),
+    '0009-least-privilege-keys': leastPrivilegeKeys(dialect),
   };
 }
 

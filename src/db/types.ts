@@ -25,6 +25,20 @@ export interface ApiKeysTable {
   created_at: Timestamp;
   last_used_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
   revoked_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  /** JSON array of the merit cycle ids the key reads; null: every cycle. */
+  cycle_scope: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the column keys removed from every employee it reads; null: none. */
+  hidden_columns: ColumnType<string | null, string | null | undefined, string | null>;
+  expires_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  /** SHA-256 of the secret before the last roll, valid until previous_secret_expires_at. */
+  previous_secret_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_secret_expires_at: ColumnType<
+    Date | string | null,
+    string | null | undefined,
+    string | null
+  >;
+  /** The client address of the last use, as the server resolved it (TRUST_PROXY). */
+  last_used_address: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MeritCyclesTable {

@@ -1,5 +1,7 @@
-// The store behind the response cache (response-cache.ts): answers by organisation and
-// URL, least recently used first out, bounded in bytes overall and per organisation.
+// The store behind the response cache (response-cache.ts): answers by reader (what a key
+// may read: its organisation, and a restricted key's cycles and hidden columns) and URL,
+// least recently used first out, bounded in bytes overall and per organisation (the
+// readers of one organisation share its share).
 // The share bounds what one organisation's reads can push out: one that walks hundreds of
 // pages fills its own share, not the whole cache, and the others' answers stay.
 import { LRUCache } from 'lru-cache';
@@ -12,6 +14,13 @@ export interface KeptAnswer {
   revision: number;
   /** The body in each encoding a client has asked for so far. */
   encoded: Partial<Record<Encoding, Buffer>>;
+}
+
+/** Who an answer was built for (ReadScope is one). */
+export interface Reader {
+  readonly organizationId: string;
+  /** Equal for readers that may see the same; starts with the organisation id. */
+  readonly fingerprint: string;
 }
 
 export interface KeptAnswersLimits {
@@ -65,21 +74,21 @@ export class KeptAnswers {
     });
   }
 
-  get(organizationId: string, url: string): KeptAnswer | undefined {
-    const key = keyOf(organizationId, url);
+  get(reader: Reader, url: string): KeptAnswer | undefined {
+    const key = keyOf(reader, url);
     const entry = this.entries.get(key);
-    if (entry !== undefined) this.touch(organizationId, key);
+    if (entry !== undefined) this.touch(reader.organizationId, key);
     return entry;
   }
 
-  /** Keeps an answer, replacing any kept for the same organisation and URL. */
-  keep(organizationId: string, url: string, answer: KeptAnswer): void {
-    this.put(keyOf(organizationId, url), { ...answer, organizationId }, false);
+  /** Keeps an answer, replacing any kept for the same reader and URL. */
+  keep(reader: Reader, url: string, answer: KeptAnswer): void {
+    this.put(keyOf(reader, url), { ...answer, organizationId: reader.organizationId }, false);
   }
 
   /** Adds the body in one more encoding to a kept answer, which keeps its age. */
-  addEncoding(organizationId: string, url: string, encoding: Encoding, encoded: Buffer): void {
-    const key = keyOf(organizationId, url);
+  addEncoding(reader: Reader, url: string, encoding: Encoding, encoded: Buffer): void {
+    const key = keyOf(reader, url);
     const current = this.entries.peek(key);
     if (current === undefined) return;
     this.put(key, { ...current, encoded: { ...current.encoded, [encoding]: encoded } }, true);
@@ -141,5 +150,6 @@ export class KeptAnswers {
   }
 }
 
-// The organisation first: one organisation's answers are never another's, whatever the URL.
-const keyOf = (organizationId: string, url: string) => `${organizationId} ${url}`;
+// The reader first: one organisation's or scope's answers are never another's, whatever
+// the URL (a fingerprint holds no space, so the URL is everything after the first one).
+const keyOf = (reader: Reader, url: string) => `${reader.fingerprint} ${url}`;

@@ -1,7 +1,8 @@
 // The API's answers kept in memory and sent again while they are still what the database
 // would answer (docs/api-behaviour.md, "Caching"). A 200 answer of a route that declares
-// `config: { cacheAnswers: true }` depends only on the key's organisation, the URL and the
-// imported data; the data changes only by an import, and src/db/data-revision.ts says
+// `config: { cacheAnswers: true }` depends only on what the key may read (its organisation,
+// and the cycle scope and hidden columns of a restricted key: ReadScope's fingerprint),
+// the URL and the imported data; the data changes only by an import, and src/db/data-revision.ts says
 // whether one has committed since the answer was built. So a cached answer is never
 // stale, nothing has to expire it, and every instance keeps its own.
 //
@@ -13,14 +14,14 @@
 // client first asks for that encoding (src/http/compression.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge } from 'prom-client';
-import { organizationOf } from '../plugins/authentication.js';
+import { readScopeOf } from '../plugins/authentication.js';
 import { encode, encodingFor } from './compression.js';
 import { etagOfBody } from './etag.js';
 import { KeptAnswers, type KeptAnswersLimits } from './kept-answers.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** 200 answers depend only on the organisation, the URL and the imported data. */
+    /** 200 answers depend only on what the key may read, the URL and the imported data. */
     cacheAnswers?: boolean;
   }
   interface FastifyRequest {
@@ -88,8 +89,8 @@ export function responseCache(app: FastifyInstance): ResponseCache {
         unusable.inc();
         return;
       }
-      const organizationId = organizationOf(request);
-      const answer = answers.get(organizationId, request.url);
+      const reader = readScopeOf(request);
+      const answer = answers.get(reader, request.url);
       if (answer?.revision !== current) {
         misses.inc();
         request.answerRevision = current;
@@ -102,7 +103,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
       let encoded = answer.encoded[encoding];
       if (encoded === undefined) {
         encoded = encode(answer.body, encoding);
-        answers.addEncoding(organizationId, request.url, encoding, encoded);
+        answers.addEncoding(reader, request.url, encoding, encoded);
       }
       // The plain body's ETag (the same for every encoding), and the headers the
       // compression step would set; it leaves an encoded body alone.
@@ -122,7 +123,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
       const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
       const contentType = reply.getHeader('content-type');
       if (typeof contentType === 'string') {
-        answers.keep(organizationOf(request), request.url, {
+        answers.keep(readScopeOf(request), request.url, {
           body,
           contentType,
           revision: built,

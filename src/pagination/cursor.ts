@@ -2,15 +2,17 @@
 // a walk that another began. A cursor carries the query's filters and the sort key of
 // the last item it covered, and is signed (HMAC-SHA256, truncated to 128 bits) with a
 // secret every instance reads from the database, so it cannot be forged or edited.
-// A cursor names its list (endpoint and merit cycle) and is signed together with the
-// organisation of the key it was issued to, so it is useless anywhere else; it does not
-// show the organisation id.
+// A cursor names its list (endpoint and merit cycle) and is signed together with what the
+// key it was issued to may read (its organisation, and the cycles and columns of a
+// restricted key: ReadScope's fingerprint), so it is useless to any key that may see
+// something else; it does not show the organisation id.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '../errors.js';
 
 export interface CursorScope {
   readonly endpoint: 'meritCycles' | 'employees';
-  readonly organizationId: string;
+  /** The fingerprint of what the key may read (ReadScope): its organisation at least. */
+  readonly reader: string;
   readonly meritCycleId?: string;
 }
 
@@ -38,9 +40,9 @@ const listOf = (scope: CursorScope) => [scope.endpoint, scope.meritCycleId ?? ''
 export class CursorCodec {
   constructor(private readonly secret: Buffer) {}
 
-  private mac(payload: string, organizationId: string): Buffer {
+  private mac(payload: string, reader: string): Buffer {
     return createHmac('sha256', this.secret)
-      .update(organizationId)
+      .update(reader)
       .update('\u0000')
       .update(payload)
       .digest()
@@ -50,7 +52,7 @@ export class CursorCodec {
   encode(scope: CursorScope, filters: unknown, after: unknown): string {
     const body: CursorBody = { v: 1, s: listOf(scope), f: filters, a: after };
     const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
-    return `${payload}.${this.mac(payload, scope.organizationId).toString('base64url')}`;
+    return `${payload}.${this.mac(payload, scope.reader).toString('base64url')}`;
   }
 
   /**
@@ -58,19 +60,19 @@ export class CursorCodec {
    * not a cursor we signed, or was issued for another list.
    */
   decode(token: string, scope: CursorScope): { filters: unknown; after: unknown } {
-    // Another organisation's cursor fails here, like a forged one.
-    const body = this.verify(token, scope.organizationId);
+    // Another organisation's or scope's cursor fails here, like a forged one.
+    const body = this.verify(token, scope.reader);
     if (body.s !== listOf(scope)) throw badRequest(FOREIGN_CURSOR);
     return { filters: body.f, after: body.a };
   }
 
-  private verify(token: string, organizationId: string): CursorBody {
+  private verify(token: string, reader: string): CursorBody {
     if (token.length > MAX_CURSOR_LENGTH) throw badRequest(INVALID_CURSOR);
     const [payload, mac, ...rest] = token.split('.');
     if (!payload || !mac || rest.length > 0) throw badRequest(INVALID_CURSOR);
     // Compared as text: base64url decoding is lenient (it skips stray characters and
     // ignores trailing bits), so comparing decoded bytes would accept edited tags.
-    const expected = Buffer.from(this.mac(payload, organizationId).toString('base64url'));
+    const expected = Buffer.from(this.mac(payload, reader).toString('base64url'));
     const given = Buffer.from(mac);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw badRequest(INVALID_CURSOR);

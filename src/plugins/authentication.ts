@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from '../errors.js';
+import type { ReadScope } from '../modules/api-keys/scope.js';
 import {
   ApiKeyVerifier,
   type AuthenticatedKey,
@@ -50,7 +51,10 @@ export async function authenticate(
   const policy = keyPolicy(request);
   const header = request.headers[API_KEY_HEADER];
   if (policy === 'none' || (policy === 'when-sent' && header === undefined)) return;
-  const key = await this.apiKeys.verify(typeof header === 'string' ? header : undefined);
+  const key = await this.apiKeys.verify(
+    typeof header === 'string' ? header : undefined,
+    request.ip,
+  );
   if (!key) {
     this.metrics.authFailures.inc();
     const retryAfter = await this.rateLimits.recordAuthFailure(request.ip);
@@ -63,16 +67,22 @@ export async function authenticate(
   request.apiKey = key;
 }
 
-/** The organisation of the authenticated key; only for routes in the API scope. */
-export function organizationOf(request: FastifyRequest): string {
-  if (!request.apiKey) throw new Error('organizationOf called outside the authenticated API scope');
-  return request.apiKey.organizationId;
+/** What the authenticated key may read; only for routes in the API scope. */
+export function readScopeOf(request: FastifyRequest): ReadScope {
+  if (!request.apiKey) throw new Error('readScopeOf called outside the authenticated API scope');
+  return request.apiKey;
 }
 
-export default fp(
-  async (app) => {
+export interface AuthenticationOptions {
+  /** The clock key expiry is compared with (ms since the epoch); tests set their own. */
+  now?: () => number;
+}
+
+export default fp<AuthenticationOptions>(
+  async (app, options) => {
     const lookups = app.metrics.apiKeyLookups;
     const verifier = new ApiKeyVerifier(app.db, app.dialect, {
+      ...(options.now && { now: options.now }),
       onLookup: () => lookups.inc(),
       onError: (error, what) =>
         what === 'last-used'

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GLOBEX_SECOND_CYCLE, globexSecondCycleDataSet } from '../fixtures/api-data-sets.js';
 import {
   ACME,
+  ACME_LIST_ORDER,
   acmeDataSet,
   CYCLE,
   GLOBEX,
@@ -38,15 +39,7 @@ const PROPERTY_TIMEOUT_MS = 60_000 + RUNS * 100;
 const ERROR_KEYS = new Set(['timestamp', 'path', 'message', 'statusCode', 'validationErrors']);
 const TOO_MANY = { message: 'Too Many Requests', statusCode: 429 };
 
-const ACME_CYCLES = [
-  CYCLE.annual2025,
-  CYCLE.midYear,
-  CYCLE.offset,
-  CYCLE.lateJanuary,
-  CYCLE.february,
-  CYCLE.lastYear,
-  LARGE_CYCLE,
-];
+const ACME_CYCLES = [...ACME_LIST_ORDER, LARGE_CYCLE];
 const GLOBEX_CYCLES = [CYCLE.globex, GLOBEX_SECOND_CYCLE];
 const GLOBEX_EMPLOYEES = [globexDataSet(), globexSecondCycleDataSet()].flatMap((dataSet) =>
   dataSet.meritCycles.flatMap((cycle) => (cycle.employees ?? []).map((e) => e.id ?? '')),

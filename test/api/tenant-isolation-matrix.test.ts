@@ -8,20 +8,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GLOBEX_SECOND_CYCLE, globexSecondCycleDataSet } from '../fixtures/api-data-sets.js';
 import { ACME, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
+import { employeesPath, MERIT_CYCLES, type Page } from '../helpers/api-expectations.js';
 import {
-  cyclePath,
-  employeesPath,
-  ISO_UTC_MS,
-  MERIT_CYCLES,
-  type Page,
-  ratesPath,
-} from '../helpers/api-expectations.js';
+  CYCLE_ENDPOINTS,
+  expectRefused as expectRefusedBy,
+  ID_FORMS,
+  INVALID_CURSOR,
+  CYCLE_NOT_FOUND as NOT_FOUND,
+} from '../helpers/isolation.js';
 import { nodeRequest } from '../helpers/raw-http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-
-const NOT_FOUND = 'Merit cycle not found';
-const INVALID_CURSOR =
-  'nextCursor is not a valid cursor: pass back the nextCursor of a previous page, unchanged';
 
 type DataSet = ReturnType<typeof acmeDataSet>;
 const employeeIdsOf = (...dataSets: DataSet[]) =>
@@ -36,10 +32,6 @@ interface Tenant {
   cyclesWithEmployees: string[];
   cursors: { name: string; value: string; list: 'meritCycles' | 'employees' }[];
 }
-
-/** Percent-encodes every character: the router decodes it back to the same id. */
-const fullyEncoded = (id: string) =>
-  Array.from(id, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`).join('');
 
 describe('tenant isolation matrix', () => {
   let server: TestServer;
@@ -97,27 +89,8 @@ describe('tenant isolation matrix', () => {
   });
   afterAll(() => server.close());
 
-  async function expectRefused(key: string, target: string, status: 400 | 404, message: string) {
-    for (const method of ['GET', 'HEAD']) {
-      const response = await nodeRequest(server.url, target, {
-        method,
-        headers: { 'x-api-key': key },
-      });
-      const where = `${method} ${target}`;
-      expect(response.status, where).toBe(status);
-      expect(response.headers['content-type'], where).toBe('application/json; charset=utf-8');
-      if (method === 'HEAD') {
-        expect(response.body, where).toBe('');
-        continue;
-      }
-      expect(JSON.parse(response.body), where).toEqual({
-        timestamp: expect.stringMatching(ISO_UTC_MS),
-        path: target.split('?')[0],
-        message,
-        statusCode: status,
-      });
-    }
-  }
+  const expectRefused = (key: string, target: string, status: 400 | 404, message: string) =>
+    expectRefusedBy(server.url, key, target, status, message);
 
   const sides = [
     ['acme', 'globex'],
@@ -127,17 +100,8 @@ describe('tenant isolation matrix', () => {
   describe.each(sides)('a key of %s naming %s’s objects', (ownName, otherName) => {
     const own = () => tenants[ownName] as Tenant;
     const other = () => tenants[otherName] as Tenant;
-    const endpoints: [string, (id: string) => string][] = [
-      ['GET /meritCycles/{id}', cyclePath],
-      ['GET /meritCycles/{id}/exchangeRates', ratesPath],
-      ['GET /meritCycles/{id}/employees', employeesPath],
-      ['GET /meritCycles/{id}/employees?limit=100', (id) => `${employeesPath(id)}?limit=100`],
-    ];
-    const idForms: [string, (id: string) => string][] = [
-      ['as given', (id) => id],
-      ['fully percent-encoded', fullyEncoded],
-      ['upper-cased', (id) => id.toUpperCase()],
-    ];
+    const endpoints = CYCLE_ENDPOINTS;
+    const idForms = ID_FORMS;
 
     describe.each(endpoints)('%s', (_, pathOf) => {
       it.each(idForms)('with each of its cycle ids (%s) → 404', async (_form, shape) => {

@@ -3,7 +3,14 @@
 // about the other organisation's cycles, their employees and their cursors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GLOBEX_SECOND_CYCLE, globexSecondCycleDataSet } from '../fixtures/api-data-sets.js';
-import { ACME, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
+import {
+  ACME,
+  ACME_LIST_ORDER,
+  acmeDataSet,
+  CYCLE,
+  GLOBEX,
+  globexDataSet,
+} from '../fixtures/data-sets.js';
 import {
   cyclePath,
   employeesPath,
@@ -18,14 +25,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 const INVALID_CURSOR =
   'nextCursor is not a valid cursor: pass back the nextCursor of a previous page, unchanged';
 
-const ACME_CYCLE_IDS = [
-  CYCLE.annual2025,
-  CYCLE.midYear,
-  CYCLE.offset,
-  CYCLE.lateJanuary,
-  CYCLE.february,
-  CYCLE.lastYear,
-];
+const ACME_CYCLE_IDS = [...ACME_LIST_ORDER];
 const GLOBEX_CYCLE_IDS = [CYCLE.globex, GLOBEX_SECOND_CYCLE];
 
 const employeeIdsOf = (dataSet: ReturnType<typeof acmeDataSet>) =>

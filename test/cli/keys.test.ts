@@ -31,9 +31,26 @@ interface ListedKey {
   prefix: string;
   createdAt: string;
   lastUsedAt: string | null;
+  lastUsedAddress: string | null;
   revoked: boolean;
   revokedAt: string | null;
+  cycles: string[] | null;
+  hiddenColumns: string[];
+  expiresAt: string | null;
+  expired: boolean;
+  expiringSoon: boolean;
+  previousSecretExpiresAt: string | null;
 }
+
+/** What keys list says of a key with no restriction, expiry or roll. */
+const UNRESTRICTED = {
+  cycles: null,
+  hiddenColumns: [],
+  expiresAt: null,
+  expired: false,
+  expiringSoon: false,
+  previousSecretExpiresAt: null,
+};
 
 describe('compplan keys and orgs', () => {
   let db: TempDatabase;
@@ -193,7 +210,7 @@ describe('compplan keys and orgs', () => {
     expect((await ping(survivor.key)).status).toBe(200);
   });
 
-  it('keys list shows id, name, non-secret prefix, created, last used and revoked state, and never a secret (text and --json)', async () => {
+  it('keys list shows id, name, non-secret prefix, scope, hidden columns, expiry, created, last use (time and address) and revoked state, and never a secret (text and --json)', async () => {
     // The server writes last-used times when it stops (or every 15 s while it runs).
     expect(await server.stop()).toEqual({ code: 0, signal: null, killed: false });
     const [victim, survivor] = created;
@@ -220,8 +237,10 @@ describe('compplan keys and orgs', () => {
         prefix: victim.key.slice(0, 12),
         createdAt: victim.createdAt,
         lastUsedAt: expect.stringMatching(ISO_MS),
+        lastUsedAddress: '127.0.0.1',
         revoked: true,
         revokedAt: expect.stringMatching(ISO_MS),
+        ...UNRESTRICTED,
       },
       {
         id: survivor.id,
@@ -229,23 +248,27 @@ describe('compplan keys and orgs', () => {
         prefix: survivor.key.slice(0, 12),
         createdAt: expect.stringMatching(ISO_MS),
         lastUsedAt: expect.stringMatching(ISO_MS),
+        lastUsedAddress: '127.0.0.1',
         revoked: false,
         revokedAt: null,
+        ...UNRESTRICTED,
       },
     ]);
 
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^ID +NAME +PREFIX +CREATED +LAST USED +STATUS$/);
+    expect(lines[0]).toMatch(
+      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +EXPIRES +CREATED +LAST USED +STATUS$/,
+    );
     const stamp = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +${stamp} +${stamp} +revoked ${stamp}$`,
+        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
       ),
     );
     expect(lines[2]).toMatch(
       new RegExp(
-        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +${stamp} +${stamp} +active$`,
+        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
       ),
     );
   });

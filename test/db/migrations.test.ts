@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, migratorOf } from '../../src/db/migrate.js';
+import { readKeysRevision } from '../../src/modules/api-keys/repository.js';
 import { ACME, ADA_ID, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
 import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/databases.js';
 import { startTestServer } from '../helpers/server.js';
@@ -46,6 +47,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0009-least-privilege-keys', 'Down', 'Success'],
         ['0008-web-forms', 'Down', 'Success'],
         ['0007-api-keys-revision', 'Down', 'Success'],
         ['0006-employees-in-page-order', 'Down', 'Success'],
@@ -65,6 +67,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0006-employees-in-page-order',
         '0007-api-keys-revision',
         '0008-web-forms',
+        '0009-least-privilege-keys',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect((await dumpTables(server.database.db)).merit_cycle_employees).toStrictEqual(
@@ -212,6 +215,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0009-least-privilege-keys', 'Success'],
       ['0008-web-forms', 'Success'],
       ['0007-api-keys-revision', 'Success'],
       ['0006-employees-in-page-order', 'Success'],
@@ -226,7 +230,62 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0006-employees-in-page-order',
       '0007-api-keys-revision',
       '0008-web-forms',
+      '0009-least-privilege-keys',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
+  });
+});
+
+describe('migration 0009 down and up again, with keys in use', () => {
+  it('down drops the columns 0009 added (0007’s trigger still fires on its own); up adds them back, watched; keys made before keep working', async () => {
+    const server = await startTestServer({ dataSets: [acmeDataSet()] });
+    try {
+      const { db } = server.database;
+      const scoped = await server.createKey(ACME, 'scoped', {
+        cycles: [CYCLE.annual2025],
+        hiddenColumns: ['department'],
+      });
+      const full = await server.createKey(ACME, 'full');
+      const apiKeyColumns = async () =>
+        (await db.introspection.getTables())
+          .find((table) => table.name === 'api_keys')
+          ?.columns.map((c) => c.name);
+      const added = [
+        'cycle_scope',
+        'hidden_columns',
+        'expires_at',
+        'previous_secret_hash',
+        'previous_secret_expires_at',
+        'last_used_address',
+      ];
+      expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
+
+      const down = await migratorOf(server.database).migrateTo('0008-web-forms');
+      expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0009-least-privilege-keys', 'Down', 'Success'],
+      ]);
+      const columns = await apiKeyColumns();
+      for (const name of added) expect(columns).not.toContain(name);
+      const revision = await readKeysRevision(db);
+      await sql`update api_keys set revoked_at = revoked_at where name = 'scoped'`.execute(db);
+      expect(await readKeysRevision(db)).toBeGreaterThan(revision);
+
+      expect(await migrateToLatest(server.database)).toEqual(['0009-least-privilege-keys']);
+      expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
+      const before = await readKeysRevision(db);
+      await sql`update api_keys set hidden_columns = '["employee"]' where name = 'scoped'`.execute(
+        db,
+      );
+      expect(await readKeysRevision(db)).toBeGreaterThan(before);
+      // The scope went with the down: the key reads every cycle, like the full key.
+      await server.app.apiKeys.confirm();
+      for (const key of [scoped, full]) {
+        const response = await server.request('/v1/compensationPlanning/meritCycles', { key });
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(6);
+      }
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -8,7 +8,7 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { type ImportSummary, importDataSet } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
-import { createApiKey } from '../../src/modules/api-keys/service.js';
+import { createApiKey, type NewKeyInput } from '../../src/modules/api-keys/service.js';
 import { createTestDatabase } from './databases.js';
 import { assertConformsToContract } from './openapi-contract.js';
 
@@ -25,8 +25,15 @@ export interface TestServer {
   logs: Record<string, unknown>[];
   /** Loads a data set through the import path, as `compplan import` does. */
   load(dataSet: DataSetInput, options?: { prune?: boolean }): Promise<ImportSummary>;
-  /** Generates a key for an organisation (whose API keys must be enabled); returns the secret. */
-  createKey(org: string, name?: string): Promise<string>;
+  /**
+   * Generates a key for an organisation (whose API keys must be enabled), optionally
+   * restricted (cycles, hidden columns, expiry); returns the secret.
+   */
+  createKey(
+    org: string,
+    name?: string,
+    restrictions?: Omit<NewKeyInput, 'org' | 'name'>,
+  ): Promise<string>;
   /** GET (or another method) with the given key; `key: null` sends no key. */
   request(
     path: string,
@@ -44,6 +51,17 @@ export interface TestServerOptions {
   trustProxy?: string[];
   /** Shared rate-limit store (REDIS_URL); absent: the in-process store. */
   redisUrl?: string;
+  /** The clock the server compares key expiry with (a TestClock's now): tests never sleep. */
+  now?: () => number;
+}
+
+/** A wall clock that stands still (at the real time it was made) until a test moves it. */
+export class TestClock {
+  private at = Date.now();
+  readonly now = () => this.at;
+  advance(ms: number): void {
+    this.at += ms;
+  }
 }
 
 /** Tests that do not exercise the rate limit must never meet it. */
@@ -78,7 +96,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
     }
   });
-  const app = await buildApp({ config, database, logStream });
+  const app = await buildApp({
+    config,
+    database,
+    logStream,
+    ...(options.now && { now: options.now }),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
@@ -93,8 +116,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       databaseConfig.dialect === 'sqlite' ? `sqlite:${databaseConfig.path}` : databaseConfig.url,
     logs,
     load,
-    async createKey(org, name) {
-      return (await createApiKey(database.db, { org, name })).key;
+    async createKey(org, name, restrictions) {
+      const now = options.now?.() ?? Date.now();
+      return (await createApiKey(database.db, { org, name, ...restrictions }, now)).key;
     },
     async request(path, requestOptions = {}) {
       const { key } = requestOptions;

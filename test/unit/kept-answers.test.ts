@@ -1,4 +1,4 @@
-// The response cache's store (src/http/kept-answers.ts): answers by organisation and URL,
+// The response cache's store (src/http/kept-answers.ts): answers by reader and URL,
 // bounded in bytes overall and per organisation, so that one organisation's reads cannot
 // push every other organisation's answers out. Small limits here; the cache itself uses
 // 16 MiB and 4 MiB (src/http/response-cache.ts; its behaviour over HTTP is in
@@ -21,74 +21,88 @@ const answer = (bytes: number, fill = 'x'): KeptAnswer => ({
   revision: 1,
   encoded: {},
 });
+/** A key of the organisation that may read all of it. */
+const reader = (organizationId: string) => ({ organizationId, fingerprint: organizationId });
 const page = (n: number) => `/v1/compensationPlanning/meritCycles?page=${n}`;
 
 describe('kept answers', () => {
   it('gives back what it kept, for the organisation and URL it was kept under only', () => {
     const kept = new KeptAnswers(limits);
-    kept.keep('org_a', page(1), answer(KIB, 'a'));
-    expect(kept.get('org_a', page(1))?.body.equals(Buffer.alloc(KIB, 'a'))).toBe(true);
-    expect(kept.get('org_b', page(1))).toBeUndefined();
-    expect(kept.get('org_a', page(2))).toBeUndefined();
+    kept.keep(reader('org_a'), page(1), answer(KIB, 'a'));
+    expect(kept.get(reader('org_a'), page(1))?.body.equals(Buffer.alloc(KIB, 'a'))).toBe(true);
+    expect(kept.get(reader('org_b'), page(1))).toBeUndefined();
+    expect(kept.get(reader('org_a'), page(2))).toBeUndefined();
+  });
+
+  it('keys of one organisation with different scopes get their own answers, and share the organisation’s bytes', () => {
+    const kept = new KeptAnswers(limits);
+    const restricted = { organizationId: 'org_a', fingerprint: 'org_a/scope' };
+    kept.keep(reader('org_a'), page(1), answer(KIB, 'a'));
+    expect(kept.get(restricted, page(1))).toBeUndefined();
+    kept.keep(restricted, page(1), answer(KIB, 'r'));
+    expect(kept.get(restricted, page(1))?.body.equals(Buffer.alloc(KIB, 'r'))).toBe(true);
+    expect(kept.get(reader('org_a'), page(1))?.body.equals(Buffer.alloc(KIB, 'a'))).toBe(true);
+    expect(kept.bytesOf('org_a')).toBe(kept.bytes);
+    expect(kept.bytes).toBeGreaterThan(2 * KIB);
   });
 
   it('one organisation reading many pages keeps at most its share, dropping its least recently used first', () => {
     const kept = new KeptAnswers(limits);
-    for (let n = 0; n < 40; n++) kept.keep('org_a', page(n), answer(4 * KIB));
+    for (let n = 0; n < 40; n++) kept.keep(reader('org_a'), page(n), answer(4 * KIB));
     expect(kept.bytesOf('org_a')).toBeLessThanOrEqual(limits.organizationBytes);
     // 4 KiB each plus the key and bookkeeping: three fit in 16 KiB, the last three kept.
-    expect([37, 38, 39].map((n) => kept.get('org_a', page(n)) !== undefined)).toEqual([
+    expect([37, 38, 39].map((n) => kept.get(reader('org_a'), page(n)) !== undefined)).toEqual([
       true,
       true,
       true,
     ]);
-    expect(kept.get('org_a', page(36))).toBeUndefined();
+    expect(kept.get(reader('org_a'), page(36))).toBeUndefined();
   });
 
   it("one organisation's reads leave another's answers where they are", () => {
     const kept = new KeptAnswers(limits);
-    kept.keep('org_b', page(1), answer(4 * KIB, 'b'));
-    for (let n = 0; n < 100; n++) kept.keep('org_a', page(n), answer(4 * KIB));
-    expect(kept.get('org_b', page(1))?.body.equals(Buffer.alloc(4 * KIB, 'b'))).toBe(true);
+    kept.keep(reader('org_b'), page(1), answer(4 * KIB, 'b'));
+    for (let n = 0; n < 100; n++) kept.keep(reader('org_a'), page(n), answer(4 * KIB));
+    expect(kept.get(reader('org_b'), page(1))?.body.equals(Buffer.alloc(4 * KIB, 'b'))).toBe(true);
   });
 
   it('a read keeps an answer in: the one read again outlives one kept after it', () => {
     const kept = new KeptAnswers(limits);
-    kept.keep('org_a', page(1), answer(4 * KIB));
-    kept.keep('org_a', page(2), answer(4 * KIB));
-    kept.keep('org_a', page(3), answer(4 * KIB));
-    kept.get('org_a', page(1));
-    kept.keep('org_a', page(4), answer(4 * KIB));
-    expect(kept.get('org_a', page(1))).toBeDefined();
-    expect(kept.get('org_a', page(2))).toBeUndefined();
+    kept.keep(reader('org_a'), page(1), answer(4 * KIB));
+    kept.keep(reader('org_a'), page(2), answer(4 * KIB));
+    kept.keep(reader('org_a'), page(3), answer(4 * KIB));
+    kept.get(reader('org_a'), page(1));
+    kept.keep(reader('org_a'), page(4), answer(4 * KIB));
+    expect(kept.get(reader('org_a'), page(1))).toBeDefined();
+    expect(kept.get(reader('org_a'), page(2))).toBeUndefined();
   });
 
   it('a compressed form added to a kept answer counts against its share', () => {
     const kept = new KeptAnswers(limits);
-    kept.keep('org_a', page(1), answer(4 * KIB));
+    kept.keep(reader('org_a'), page(1), answer(4 * KIB));
     const before = kept.bytesOf('org_a');
-    kept.addEncoding('org_a', page(1), 'gzip', Buffer.alloc(KIB));
+    kept.addEncoding(reader('org_a'), page(1), 'gzip', Buffer.alloc(KIB));
     expect(kept.bytesOf('org_a')).toBe(before + KIB);
-    expect(kept.get('org_a', page(1))?.encoded.gzip?.length).toBe(KIB);
+    expect(kept.get(reader('org_a'), page(1))?.encoded.gzip?.length).toBe(KIB);
   });
 
   it('an answer is kept for its maximum age from when it was built: adding an encoding does not renew it, building it again does', async () => {
     const kept = new KeptAnswers({ ...limits, maxAgeMs: 1_000 });
-    kept.keep('org_a', page(1), answer(KIB));
-    kept.keep('org_a', page(2), answer(KIB));
+    kept.keep(reader('org_a'), page(1), answer(KIB));
+    kept.keep(reader('org_a'), page(2), answer(KIB));
     await sleep(700);
-    kept.addEncoding('org_a', page(1), 'br', Buffer.alloc(100));
-    kept.keep('org_a', page(2), answer(KIB)); // built again
+    kept.addEncoding(reader('org_a'), page(1), 'br', Buffer.alloc(100));
+    kept.keep(reader('org_a'), page(2), answer(KIB)); // built again
     await sleep(500);
-    expect(kept.get('org_a', page(1))).toBeUndefined();
-    expect(kept.get('org_a', page(2))).toBeDefined();
+    expect(kept.get(reader('org_a'), page(1))).toBeUndefined();
+    expect(kept.get(reader('org_a'), page(2))).toBeDefined();
   });
 
   it('an answer over the size bound is not kept, and takes the one it would replace with it', () => {
     const kept = new KeptAnswers(limits);
-    kept.keep('org_a', page(1), answer(KIB));
-    kept.keep('org_a', page(1), answer(9 * KIB));
-    expect(kept.get('org_a', page(1))).toBeUndefined();
+    kept.keep(reader('org_a'), page(1), answer(KIB));
+    kept.keep(reader('org_a'), page(1), answer(9 * KIB));
+    expect(kept.get(reader('org_a'), page(1))).toBeUndefined();
     expect(kept.bytesOf('org_a')).toBe(0);
   });
 
@@ -103,8 +117,8 @@ describe('kept answers', () => {
       fc.property(fc.array(step, { maxLength: 200 }), (steps) => {
         const kept = new KeptAnswers(limits);
         for (const { org, page: n, bytes, read } of steps) {
-          if (read) kept.get(org, page(n));
-          else kept.keep(org, page(n), answer(bytes));
+          if (read) kept.get(reader(org), page(n));
+          else kept.keep(reader(org), page(n), answer(bytes));
         }
         const orgs = ['org_a', 'org_b', 'org_c', 'org_d', 'org_e'];
         for (const org of orgs) {

@@ -6,6 +6,7 @@ import { csvImportError, employeesFromCsv } from '../../import/csv.js';
 import { ImportError } from '../../import/errors.js';
 import { type ImportSummary, importDataSet } from '../../import/load.js';
 import type { DataSetInput } from '../../import/schema.js';
+import { readScope } from '../../modules/api-keys/scope.js';
 import { findMeritCycleRow } from '../../modules/merit-cycles/repository.js';
 import { findOrganizationBySlug } from '../../modules/organizations/repository.js';
 import { CliError } from '../errors.js';
@@ -18,7 +19,11 @@ export async function importEmployeesCsv(
   const { employees, source } = employeesFromCsv(text);
   const organization = await findOrganizationBySlug(database.db, options.org);
   if (!organization) throw new CliError(`no organisation "${options.org}"`);
-  const cycle = await findMeritCycleRow(database.db, organization.id, options.cycle);
+  const cycle = await findMeritCycleRow(
+    database.db,
+    readScope(organization.id, null, []),
+    options.cycle,
+  );
   if (!cycle)
     throw new CliError(`no merit cycle ${options.cycle} in organisation "${options.org}"`);
   // The organisation and the cycle as stored: only the employees come from the file.

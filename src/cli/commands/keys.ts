@@ -1,9 +1,61 @@
 import type { Command } from 'commander';
+import type { ApiKey } from '../../modules/api-keys/repository.js';
+import { DEFAULT_GRACE, EXPIRING_SOON_MS, parseList } from '../../modules/api-keys/restrictions.js';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 import { CliError } from '../errors.js';
 import { baseUrlHelp, serverAddress } from '../server-address.js';
 
 const service = () => import('../../modules/api-keys/service.js');
+
+interface CreateOptions {
+  org: string;
+  name?: string;
+  cycles?: string;
+  hideColumns?: string;
+  expiresIn?: string;
+  expiresAt?: string;
+  baseUrl?: string;
+  json?: boolean;
+}
+
+/** A key as `keys list` shows it: everything but the secret, and where it stands now. */
+function listed(key: ApiKey, now: number) {
+  const expiresAt = key.expiresAt === null ? null : Date.parse(key.expiresAt);
+  const expired = expiresAt !== null && expiresAt <= now;
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    createdAt: key.createdAt,
+    lastUsedAt: key.lastUsedAt,
+    lastUsedAddress: key.lastUsedAddress,
+    revoked: key.revokedAt !== null,
+    revokedAt: key.revokedAt,
+    cycles: key.cycles,
+    hiddenColumns: key.hiddenColumns,
+    expiresAt: key.expiresAt,
+    expired,
+    expiringSoon:
+      key.revokedAt === null &&
+      !expired &&
+      expiresAt !== null &&
+      expiresAt - now <= EXPIRING_SOON_MS,
+    previousSecretExpiresAt:
+      key.previousSecretExpiresAt !== null && Date.parse(key.previousSecretExpiresAt) > now
+        ? key.previousSecretExpiresAt
+        : null,
+  };
+}
+
+function statusOf(key: ReturnType<typeof listed>): string {
+  if (key.revokedAt) return `revoked ${key.revokedAt}`;
+  if (key.expired) return 'expired';
+  const notes = [
+    ...(key.expiringSoon ? ['EXPIRES WITHIN 7 DAYS'] : []),
+    ...(key.previousSecretExpiresAt ? [`old secret until ${key.previousSecretExpiresAt}`] : []),
+  ];
+  return notes.length === 0 ? 'active' : `active (${notes.join('; ')})`;
+}
 
 /** Key management failures (unknown organisation, keys disabled, …) as CLI failures. */
 async function managing<T>(work: () => Promise<T>): Promise<T> {
@@ -24,32 +76,90 @@ export function registerKeys(program: Command): void {
     .description('Generate an API key; its secret is printed once and can never be shown again')
     .requiredOption('--org <slug>', 'the organisation the key reads')
     .option('--name <text>', 'what the key is for, e.g. "Looker export"')
+    .option('--cycles <ids>', 'read only these merit cycles (mc_…,mc_…); default: every cycle')
+    .option(
+      '--hide-columns <keys>',
+      'column keys absent from every employee read, e.g. salary,bonus',
+    )
+    .option('--expires-in <duration>', 'expire after this long, e.g. 90d, 12h')
+    .option('--expires-at <date>', 'expire at this date (YYYY-MM-DD, UTC) or ISO 8601 time')
     .option('--base-url <url>', baseUrlHelp('the server of the curl line printed'))
     .option('--json', 'print {"id","key","org","name","createdAt"}')
-    .action(async (options: { org: string; name?: string; baseUrl?: string; json?: boolean }) => {
+    .action(async (options: CreateOptions) => {
       // Checked before the key is made: a bad address is a usage error.
       const server = serverAddress(options.baseUrl, process.env);
       const { createApiKey } = await service();
       const created = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() => createApiKey(db, { org: options.org, name: options.name })),
+        managing(() =>
+          createApiKey(db, {
+            org: options.org,
+            name: options.name,
+            cycles: options.cycles === undefined ? undefined : parseList(options.cycles),
+            hiddenColumns:
+              options.hideColumns === undefined ? undefined : parseList(options.hideColumns),
+            expiresIn: options.expiresIn,
+            expiresAt: options.expiresAt,
+          }),
+        ),
       );
-      if (options.json) return printJson(created);
+      const { id, key, org, name, createdAt } = created;
+      if (options.json) return printJson({ id, key, org, name, createdAt });
+      const restrictions = [
+        ...(created.cycles ? [`It reads only the merit cycles ${created.cycles.join(', ')}.`] : []),
+        ...(created.hiddenColumns.length > 0
+          ? [`Employees it reads have no ${created.hiddenColumns.join(', ')} columns.`]
+          : []),
+        ...(created.expiresAt ? [`It expires at ${created.expiresAt}.`] : []),
+      ];
       console.log(
         [
-          `Created API key ${created.id} ("${created.name}") for ${created.org}.`,
+          `Created API key ${id} ("${name}") for ${org}.`,
+          ...restrictions,
           '',
-          `  ${created.key}`,
+          `  ${key}`,
           '',
           'Copy it now: it is shown only this once and cannot be displayed again.',
-          `Try it: curl -H "x-api-key: ${created.key}" ${server.url}/ping`,
+          `Try it: curl -H "x-api-key: ${key}" ${server.url}/ping`,
           `(the address comes from ${server.source}; for another server, pass --base-url or set COMPPLAN_BASE_URL)`,
         ].join('\n'),
       );
     });
 
   keys
+    .command('roll')
+    .description(
+      'Give a key a new secret (printed once) with the same name and scope; the old secret keeps working for the grace period',
+    )
+    .argument('<id>', 'the key id (key_…), as keys list shows it')
+    .option(
+      '--grace <duration>',
+      'how long the old secret keeps working, at most 30d',
+      DEFAULT_GRACE,
+    )
+    .option('--json', 'print {"id","key","org","name","previousSecretExpiresAt"}')
+    .action(async (id: string, options: { grace: string; json?: boolean }) => {
+      const { rollApiKeyById } = await service();
+      const rolled = await withDatabase(configFromEnvironment(), ({ db }) =>
+        managing(() => rollApiKeyById(db, id, options.grace)),
+      );
+      if (options.json) return printJson(rolled);
+      console.log(
+        [
+          `Rolled API key ${rolled.id} ("${rolled.name}") of ${rolled.org}: same name and scope, new secret.`,
+          '',
+          `  ${rolled.key}`,
+          '',
+          'Copy it now: it is shown only this once and cannot be displayed again.',
+          `The old secret keeps working until ${rolled.previousSecretExpiresAt}, then gets 401.`,
+        ].join('\n'),
+      );
+    });
+
+  keys
     .command('list')
-    .description("List an organisation's keys (never their secrets)")
+    .description(
+      "List an organisation's keys with what each may read, expiry and last use (never their secrets)",
+    )
     .requiredOption('--org <slug>', 'the organisation')
     .option('--json', 'print JSON instead of a table')
     .action(async (options: { org: string; json?: boolean }) => {
@@ -57,27 +167,33 @@ export function registerKeys(program: Command): void {
       const list = await withDatabase(configFromEnvironment(), ({ db }) =>
         managing(() => listOrganizationApiKeys(db, options.org)),
       );
-      const shown = list.map(({ id, name, prefix, createdAt, lastUsedAt, revokedAt }) => ({
-        id,
-        name,
-        prefix,
-        createdAt,
-        lastUsedAt,
-        revoked: revokedAt !== null,
-        revokedAt,
-      }));
+      const now = Date.now();
+      const shown = list.map((key) => listed(key, now));
       if (options.json) return printJson(shown);
       if (shown.length === 0) return console.log(`No API keys for ${options.org} yet.`);
       console.log(
         table(
-          ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
+          [
+            'ID',
+            'NAME',
+            'PREFIX',
+            'CYCLES',
+            'HIDDEN COLUMNS',
+            'EXPIRES',
+            'CREATED',
+            'LAST USED',
+            'STATUS',
+          ],
           shown.map((k) => [
             k.id,
             k.name,
             `${k.prefix}…`,
+            k.cycles?.join(',') ?? 'all',
+            k.hiddenColumns.length > 0 ? k.hiddenColumns.join(',') : 'none',
+            k.expiresAt ?? 'never',
             k.createdAt,
-            k.lastUsedAt ?? 'never',
-            k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
+            k.lastUsedAt ? `${k.lastUsedAt} from ${k.lastUsedAddress ?? 'unknown'}` : 'never',
+            statusOf(k),
           ]),
         ),
       );

@@ -12,7 +12,34 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../connect.js';
 
 // The columns whose change can make a key that was valid invalid.
-const WATCHED = 'revoked_at, secret_hash, organization_id';
+export const WATCHED = 'revoked_at, secret_hash, organization_id';
+const BUMP = 'update api_keys_revision set revision = revision + 1 where id = 1';
+
+/**
+ * (Re)creates the trigger that bumps the revision when one of `columns` of a key is
+ * updated; migrations that add what a verified key carries widen the list.
+ */
+export async function watchKeyColumns(
+  db: Kysely<unknown>,
+  dialect: Dialect,
+  columns: string,
+): Promise<void> {
+  if (dialect === 'postgres') {
+    await sql.raw('drop trigger if exists api_keys_changed on api_keys').execute(db);
+    // One bump per statement: a statement that revokes many keys counts once.
+    await sql
+      .raw(`create trigger api_keys_changed after update of ${columns} or delete
+        on api_keys for each statement execute function api_keys_changed()`)
+      .execute(db);
+  } else {
+    await sql.raw('drop trigger if exists api_keys_changed').execute(db);
+    // SQLite's triggers are per row.
+    await sql
+      .raw(`create trigger api_keys_changed after update of ${columns} on api_keys
+        begin ${BUMP}; end`)
+      .execute(db);
+  }
+}
 
 export function apiKeysRevision(dialect: Dialect) {
   return {
@@ -23,27 +50,17 @@ export function apiKeysRevision(dialect: Dialect) {
         .addColumn('revision', dialect === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull())
         .execute();
       await sql`insert into api_keys_revision (id, revision) values (1, 0)`.execute(db);
-      const bump = 'update api_keys_revision set revision = revision + 1 where id = 1';
       if (dialect === 'postgres') {
-        // One bump per statement: a statement that revokes many keys counts once.
         await sql
           .raw(`create function api_keys_changed() returns trigger language plpgsql as $$
-            begin ${bump}; return null; end $$`)
-          .execute(db);
-        await sql
-          .raw(`create trigger api_keys_changed after update of ${WATCHED} or delete
-            on api_keys for each statement execute function api_keys_changed()`)
+            begin ${BUMP}; return null; end $$`)
           .execute(db);
       } else {
-        // SQLite's triggers are per row.
         await sql
-          .raw(`create trigger api_keys_changed after update of ${WATCHED} on api_keys
-            begin ${bump}; end`)
-          .execute(db);
-        await sql
-          .raw(`create trigger api_keys_deleted after delete on api_keys begin ${bump}; end`)
+          .raw(`create trigger api_keys_deleted after delete on api_keys begin ${BUMP}; end`)
           .execute(db);
       }
+      await watchKeyColumns(db, dialect, WATCHED);
     },
 
     async down(db: Kysely<unknown>): Promise<void> {

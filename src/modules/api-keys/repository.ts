@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Dialect } from '../../db/connect.js';
 import type { ApiKeyRow } from '../../db/types.js';
 import { toIso } from '../../db/values.js';
+import { fromStoredList, type ReadScope, readScope, toStoredList } from './scope.js';
 
 /** A key as management shows it: never the secret nor its hash. */
 export interface ApiKey {
@@ -11,8 +12,19 @@ export interface ApiKey {
   prefix: string;
   createdAt: string;
   lastUsedAt: string | null;
+  /** The client address of the last use (as TRUST_PROXY resolves it). */
+  lastUsedAddress: string | null;
   revokedAt: string | null;
+  /** The merit cycles it reads; null: every cycle. */
+  cycles: string[] | null;
+  /** Column keys absent from every employee it reads. */
+  hiddenColumns: string[];
+  expiresAt: string | null;
+  /** Until when the secret before the last roll still works; null: none does. */
+  previousSecretExpiresAt: string | null;
 }
+
+const isoOrNull = (value: Date | string | null) => (value === null ? null : toIso(value));
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
   return {
@@ -21,8 +33,14 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     name: row.name,
     prefix: row.prefix,
     createdAt: toIso(row.created_at),
-    lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
-    revokedAt: row.revoked_at === null ? null : toIso(row.revoked_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    lastUsedAddress: row.last_used_address,
+    revokedAt: isoOrNull(row.revoked_at),
+    cycles: fromStoredList(row.cycle_scope),
+    hiddenColumns: fromStoredList(row.hidden_columns) ?? [],
+    expiresAt: isoOrNull(row.expires_at),
+    previousSecretExpiresAt:
+      row.previous_secret_hash === null ? null : isoOrNull(row.previous_secret_expires_at),
   };
 }
 
@@ -33,6 +51,9 @@ export interface NewApiKey {
   prefix: string;
   secretHash: string;
   createdAt: string;
+  cycles: readonly string[] | null;
+  hiddenColumns: readonly string[];
+  expiresAt: string | null;
 }
 
 export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
@@ -45,6 +66,9 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
       prefix: key.prefix,
       secret_hash: key.secretHash,
       created_at: key.createdAt,
+      cycle_scope: toStoredList(key.cycles),
+      hidden_columns: key.hiddenColumns.length === 0 ? null : toStoredList(key.hiddenColumns),
+      expires_at: key.expiresAt,
     })
     .execute();
 }
@@ -75,28 +99,86 @@ export async function revokeApiKey(db: Db, id: string, at: string): Promise<void
     .execute();
 }
 
-/** What a request authenticates as. */
-export interface ActiveKey {
-  id: string;
-  organizationId: string;
+/**
+ * Gives the key a new secret; the one it had keeps working until `previousExpiresAt`
+ * (a secret from an earlier roll stops at once). Only a key that is not revoked.
+ */
+export async function rollApiKeySecret(
+  db: Db,
+  id: string,
+  next: { prefix: string; secretHash: string; previousExpiresAt: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set((eb) => ({
+      previous_secret_hash: eb.ref('secret_hash'),
+      previous_secret_expires_at: next.previousExpiresAt,
+      secret_hash: next.secretHash,
+      prefix: next.prefix,
+    }))
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
-// Keys per statement of recordLastUsed (two values a key): far below either database's
+/** What a request authenticates as: the key, what it may read, and until when. */
+export interface ActiveKey extends ReadScope {
+  id: string;
+  /** When this secret stops working (ms since the epoch); null: never. */
+  expiresAt: number | null;
+}
+
+const msOrNull = (value: Date | string | null) =>
+  value === null ? null : Date.parse(toIso(value));
+
+// Keys per statement of recordLastUsed (three values a key): far below either database's
 // bound parameters (SQLite 32,766).
 const KEYS_PER_STATEMENT = 500;
 
-/** The key a request authenticates as: only a key that is not revoked. */
+/**
+ * The key a request authenticates as: only a key that is not revoked, by its secret or by
+ * the secret it had before its last roll. Expiry is the caller's to compare with its clock.
+ */
 export async function findActiveKeyByHash(
   db: Db,
   secretHash: string,
 ): Promise<ActiveKey | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'organization_id'])
-    .where('secret_hash', '=', secretHash)
+    .select([
+      'id',
+      'organization_id',
+      'cycle_scope',
+      'hidden_columns',
+      'expires_at',
+      'secret_hash',
+      'previous_secret_expires_at',
+    ])
+    .where((eb) =>
+      eb.or([eb('secret_hash', '=', secretHash), eb('previous_secret_hash', '=', secretHash)]),
+    )
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row && { id: row.id, organizationId: row.organization_id };
+  if (!row) return undefined;
+  const keyExpiresAt = msOrNull(row.expires_at);
+  // The previous secret works until its grace ends, and never past the key's own expiry.
+  const expiresAt =
+    row.secret_hash === secretHash
+      ? keyExpiresAt
+      : Math.min(
+          msOrNull(row.previous_secret_expires_at) ?? Number.NEGATIVE_INFINITY,
+          keyExpiresAt ?? Number.POSITIVE_INFINITY,
+        );
+  return {
+    id: row.id,
+    expiresAt,
+    ...readScope(
+      row.organization_id,
+      fromStoredList(row.cycle_scope),
+      fromStoredList(row.hidden_columns) ?? [],
+    ),
+  };
 }
 
 /**
@@ -113,8 +195,14 @@ export async function readKeysRevision(db: Db): Promise<number> {
   return Number(row.revision);
 }
 
+/** When a key was last used (ms since the epoch) and by which client address. */
+export interface LastUse {
+  at: number;
+  address: string;
+}
+
 /**
- * Writes when keys were last used, in one statement per KEYS_PER_STATEMENT keys
+ * Writes when and from where keys were last used, in one statement per KEYS_PER_STATEMENT keys
  * rather than one a key: a flush holds SQLite's one connection (which every request
  * that reads the database waits for) and one of PostgreSQL's for that much less. 3,000
  * keys on the benchmark's SQLite file: 66–75 ms a flush, most of it the commit, against
@@ -123,19 +211,19 @@ export async function readKeysRevision(db: Db): Promise<number> {
 export async function recordLastUsed(
   db: Db,
   dialect: Dialect,
-  usedAt: ReadonlyMap<string, string>,
+  lastUses: ReadonlyMap<string, LastUse>,
 ): Promise<void> {
-  if (usedAt.size === 0) return;
-  const entries = [...usedAt];
-  // A VALUES list's columns are column1, column2 on both databases; PostgreSQL reads
+  if (lastUses.size === 0) return;
+  const entries = [...lastUses];
+  // A VALUES list's columns are column1, column2, … on both databases; PostgreSQL reads
   // the times as text, which a timestamptz column takes only by an explicit cast.
   const at = dialect === 'postgres' ? sql`cast(v.column2 as timestamptz)` : sql`v.column2`;
   await db.transaction().execute(async (trx) => {
     for (let start = 0; start < entries.length; start += KEYS_PER_STATEMENT) {
       const rows = entries
         .slice(start, start + KEYS_PER_STATEMENT)
-        .map(([id, when]) => sql`(${id}, ${when})`);
-      await sql`update api_keys set last_used_at = ${at}
+        .map(([id, use]) => sql`(${id}, ${new Date(use.at).toISOString()}, ${use.address})`);
+      await sql`update api_keys set last_used_at = ${at}, last_used_address = v.column3
         from (values ${sql.join(rows)}) as v where api_keys.id = v.column1`.execute(trx);
     }
   });

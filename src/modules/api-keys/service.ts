@@ -1,14 +1,21 @@
-// Key management: what `compplan keys …` (and later the web application's Settings →
-// Connections) do. The secret exists in memory only until it is returned once.
+// Key management: what `compplan keys …` and the web application's Settings → Connections
+// do. The secret exists in memory only until it is returned once.
 import type { Db } from '../../db/connect.js';
 import { newId } from '../../ids.js';
-import { findOrganizationBySlug } from '../organizations/repository.js';
-import { type ApiKey, findApiKey, insertApiKey, listApiKeys, revokeApiKey } from './repository.js';
+import { findOrganizationById, findOrganizationBySlug } from '../organizations/repository.js';
+import { KeyManagementError } from './errors.js';
+import {
+  type ApiKey,
+  findApiKey,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+  rollApiKeySecret,
+} from './repository.js';
+import { cycleScopeOf, expiryOf, graceOf, hiddenColumnsOf } from './restrictions.js';
 import { displayPrefix, generateSecret, hashSecret } from './secret.js';
 
-export class KeyManagementError extends Error {
-  override name = 'KeyManagementError';
-}
+export { KeyManagementError } from './errors.js';
 
 export interface CreatedApiKey {
   id: string;
@@ -19,6 +26,26 @@ export interface CreatedApiKey {
   createdAt: string;
 }
 
+/** A new key and what it may read (the CLI's text output and the web page show these). */
+export interface CreatedRestrictedKey extends CreatedApiKey {
+  cycles: string[] | null;
+  hiddenColumns: string[];
+  expiresAt: string | null;
+}
+
+export interface NewKeyInput {
+  org: string;
+  name?: string | undefined;
+  /** Merit cycle ids; undefined: every cycle. */
+  cycles?: readonly string[] | undefined;
+  /** Column keys to hide; undefined: none. */
+  hiddenColumns?: readonly string[] | undefined;
+  /** A duration such as `90d`. */
+  expiresIn?: string | undefined;
+  /** A date (YYYY-MM-DD) or an ISO 8601 time. */
+  expiresAt?: string | undefined;
+}
+
 export const KEY_NAME_MAX_LENGTH = 200;
 
 async function organizationOrFail(db: Db, slug: string) {
@@ -27,10 +54,12 @@ async function organizationOrFail(db: Db, slug: string) {
   return organization;
 }
 
+/** Checks everything first: a refused key writes nothing. */
 export async function createApiKey(
   db: Db,
-  input: { org: string; name?: string | undefined },
-): Promise<CreatedApiKey> {
+  input: NewKeyInput,
+  now: number = Date.now(),
+): Promise<CreatedRestrictedKey> {
   const organization = await organizationOrFail(db, input.org);
   if (!organization.apiKeysEnabled) {
     throw new KeyManagementError(
@@ -41,6 +70,9 @@ export async function createApiKey(
   if (name.length === 0 || name.length > KEY_NAME_MAX_LENGTH) {
     throw new KeyManagementError(`A key name must have 1 to ${KEY_NAME_MAX_LENGTH} characters`);
   }
+  const hiddenColumns = hiddenColumnsOf(input.hiddenColumns);
+  const expiresAt = expiryOf(input, now)?.toISOString() ?? null;
+  const cycles = await cycleScopeOf(db, organization, input.cycles);
   const secret = generateSecret();
   const key = {
     id: newId('key'),
@@ -48,10 +80,68 @@ export async function createApiKey(
     name,
     prefix: displayPrefix(secret),
     secretHash: hashSecret(secret),
-    createdAt: new Date().toISOString(),
+    createdAt: new Date(now).toISOString(),
+    cycles,
+    hiddenColumns,
+    expiresAt,
   };
   await insertApiKey(db, key);
-  return { id: key.id, key: secret, org: organization.slug, name, createdAt: key.createdAt };
+  return {
+    id: key.id,
+    key: secret,
+    org: organization.slug,
+    name,
+    createdAt: key.createdAt,
+    cycles,
+    hiddenColumns,
+    expiresAt,
+  };
+}
+
+export interface RolledApiKey {
+  id: string;
+  /** The new secret. Shown once; only its hash is kept. */
+  key: string;
+  org: string;
+  name: string;
+  /** Until when the secret the key had keeps working. */
+  previousSecretExpiresAt: string;
+}
+
+/**
+ * Gives a key a new secret with the same id, name and scope; the secret it had keeps
+ * working for the grace (`24h` when not given, at most 30 days), then gets 401. A secret
+ * from an earlier roll that is still in its grace stops at once.
+ */
+export async function rollApiKeyById(
+  db: Db,
+  id: string,
+  grace: string | undefined,
+  now: number = Date.now(),
+): Promise<RolledApiKey> {
+  const graceMs = graceOf(grace);
+  const key = await findApiKey(db, id);
+  if (!key) throw new KeyManagementError(`No API key with id "${id}"`);
+  if (key.revokedAt !== null) {
+    throw new KeyManagementError(`API key ${id} is revoked: create a new key instead`);
+  }
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) {
+    throw new KeyManagementError(
+      `API key ${id} expired at ${key.expiresAt}: create a new key instead`,
+    );
+  }
+  const organization = await findOrganizationById(db, key.organizationId);
+  if (!organization) throw new KeyManagementError(`No API key with id "${id}"`);
+  const secret = generateSecret();
+  const previousSecretExpiresAt = new Date(now + graceMs).toISOString();
+  const rolled = await rollApiKeySecret(db, id, {
+    prefix: displayPrefix(secret),
+    secretHash: hashSecret(secret),
+    previousExpiresAt: previousSecretExpiresAt,
+  });
+  // Revoked between the reading and the writing.
+  if (!rolled) throw new KeyManagementError(`API key ${id} is revoked: create a new key instead`);
+  return { id, key: secret, org: organization.slug, name: key.name, previousSecretExpiresAt };
 }
 
 export async function listOrganizationApiKeys(db: Db, org: string): Promise<ApiKey[]> {

@@ -11,11 +11,16 @@
 // Should confirmations fail (the database unreachable), an answer is used for at most
 // UNCONFIRMED_MS after its lookup or the last confirmation: revocation within 5 s holds
 // either way (decisions.md).
+//
+// A key's expiry (and the end of an old secret's grace after a roll) needs no change to
+// be seen: it is kept with the answer and compared with the clock on every request, so
+// an expired secret gets the unknown key's 401 on every instance at the same moment.
 import { LRUCache } from 'lru-cache';
 import type { Db, Dialect } from '../../db/connect.js';
 import {
   type ActiveKey,
   findActiveKeyByHash,
+  type LastUse,
   readKeysRevision,
   recordLastUsed,
 } from './repository.js';
@@ -51,6 +56,8 @@ export interface VerifierEvents {
   /** Last-used times could not be written, or confirmations began to fail (once until
    * one succeeds again). */
   onError: (error: unknown, what: 'last-used' | 'confirmation') => void;
+  /** The wall clock expiry is compared with (ms since the epoch); tests set their own. */
+  now?: () => number;
 }
 
 export class ApiKeyVerifier {
@@ -62,9 +69,10 @@ export class ApiKeyVerifier {
   private confirmedAt = Number.NEGATIVE_INFINITY;
   private confirming = false;
   private confirmationFailing = false;
-  /** Key id → when it was last used (ms since the epoch): a number per request, text only
-   * when written. */
-  private pendingLastUsed = new Map<string, number>();
+  /** Key id → when (ms since the epoch) and from where it was last used: a number per
+   * request, text only when written. */
+  private pendingLastUsed = new Map<string, LastUse>();
+  private readonly now: () => number;
   private readonly timers: NodeJS.Timeout[];
 
   constructor(
@@ -72,6 +80,7 @@ export class ApiKeyVerifier {
     private readonly dialect: Dialect,
     private readonly events: VerifierEvents,
   ) {
+    this.now = events.now ?? Date.now;
     this.cache = new LRUCache<string, CacheEntry>({
       max: KEY_CACHE_MAX_ENTRIES,
       // Concurrent requests with the same key share one database lookup.
@@ -93,8 +102,11 @@ export class ApiKeyVerifier {
     await this.confirm();
   }
 
-  /** The key the secret belongs to, or null when it is malformed, unknown or revoked. */
-  async verify(secret: string | undefined): Promise<AuthenticatedKey | null> {
+  /**
+   * The key the secret belongs to, or null when it is malformed, unknown, revoked, expired
+   * or an old secret past its grace. `address` is the client's, recorded as its last use.
+   */
+  async verify(secret: string | undefined, address: string): Promise<AuthenticatedKey | null> {
     if (secret === undefined || !isWellFormedSecret(secret)) return null;
     const secretHash = hashSecret(secret);
     let entry = await this.cache.fetch(secretHash);
@@ -105,7 +117,10 @@ export class ApiKeyVerifier {
       entry = await this.cache.fetch(secretHash, { forceRefresh: true });
     }
     const key = entry?.key ?? null;
-    if (key) this.pendingLastUsed.set(key.id, Date.now());
+    if (!key) return null;
+    const now = this.now();
+    if (key.expiresAt !== null && key.expiresAt <= now) return null;
+    this.pendingLastUsed.set(key.id, { at: now, address });
     return key;
   }
 
@@ -145,8 +160,7 @@ export class ApiKeyVerifier {
     if (batch.size === 0) return;
     this.pendingLastUsed = new Map();
     try {
-      const usedAt = new Map([...batch].map(([id, at]) => [id, new Date(at).toISOString()]));
-      await recordLastUsed(this.db, this.dialect, usedAt);
+      await recordLastUsed(this.db, this.dialect, batch);
     } catch (error) {
       this.events.onError(error, 'last-used');
     }

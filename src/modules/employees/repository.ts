@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import type { Db, Dialect } from '../../db/connect.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
+import type { ReadScope } from '../api-keys/scope.js';
+import { withoutColumns } from './hidden-columns.js';
 import type { Employee, EmployeeAfter, EmployeeFilters } from './schema.js';
 
 /** The one place an employee becomes its API form; the import stores its JSON text. */
@@ -35,8 +37,9 @@ const SEPARATOR = 0x1e;
 const COMMA = 0x2c;
 
 /**
- * One page of employees as UTF-8 bytes, in one statement: whether the organisation has
- * the cycle (undefined when not), and the stored texts of one employee more than the
+ * One page of employees as UTF-8 bytes, in one statement: whether the scope may read the
+ * cycle (undefined when not: another organisation's, outside a key's cycle scope, or
+ * none), and the stored texts of one employee more than the
  * page holds, joined by the database (the extra one only says that another page
  * follows). SQLite hands the joined text over as a BLOB, so the page goes from the
  * database to the socket without becoming a JavaScript string.
@@ -44,11 +47,20 @@ const COMMA = 0x2c;
 export async function readEmployeePage(
   db: Db,
   dialect: Dialect,
-  organizationId: string,
+  scope: ReadScope,
   meritCycleId: string,
   page: PageRequest<EmployeeFilters, EmployeeAfter>,
 ): Promise<EmployeePageBytes | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
+  const { organizationId, cycleIds } = scope;
+  // The cycle scope is checked by the same statement as the organisation (an empty scope,
+  // which the key's checks never let through, reads nothing).
+  const inCycleScope =
+    cycleIds === null
+      ? sql``
+      : cycleIds.length === 0
+        ? sql` and false`
+        : sql` and id in (${sql.join(cycleIds)})`;
   // A row-value comparison is one range scan of the (…, last_name, first_name, id) index.
   const after = page.after
     ? sql` and (last_name, first_name, id) > (${page.after[0]}, ${page.after[1]}, ${page.after[2]})`
@@ -66,7 +78,8 @@ export async function readEmployeePage(
     bodies: Buffer | string | null;
   }>`
     select exists(
-        select 1 from merit_cycles where organization_id = ${organizationId} and id = ${meritCycleId}
+        select 1 from merit_cycles
+        where organization_id = ${organizationId} and id = ${meritCycleId}${inCycleScope}
       ) as found, count(*) as count, ${joined} as bodies
     from (
       select body, last_name, first_name, id from merit_cycle_employees
@@ -78,11 +91,15 @@ export async function readEmployeePage(
   const joinedBodies = row.bodies ?? Buffer.alloc(0);
   // PostgreSQL's text arrives as a string; this copy is ours to edit either way.
   const bytes = typeof joinedBodies === 'string' ? Buffer.from(joinedBodies) : joinedBodies;
-  if (Number(row.count) <= page.limit) return { bodies: commaSeparated(bytes), after: undefined };
+  const joinedPage = (texts: Buffer) =>
+    scope.hiddenColumns.length === 0
+      ? commaSeparated(texts)
+      : withoutColumns(texts, SEPARATOR, scope.hiddenColumns);
+  if (Number(row.count) <= page.limit) return { bodies: joinedPage(bytes), after: undefined };
   const pageEnd = bytes.lastIndexOf(SEPARATOR);
   const bodies = bytes.subarray(0, pageEnd);
   const last = JSON.parse(bodies.toString('utf8', bodies.lastIndexOf(SEPARATOR) + 1)) as Employee;
-  return { bodies: commaSeparated(bodies), after: [last.lastName, last.firstName, last.id] };
+  return { bodies: joinedPage(bodies), after: [last.lastName, last.firstName, last.id] };
 }
 
 function commaSeparated(bytes: Buffer): Buffer {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
 import { errorResponses, READ_METHODS } from '../../http/schemas.js';
 import { type PageRequest, resolvePageRequest } from '../../pagination/page.js';
-import { organizationOf } from '../../plugins/authentication.js';
+import { readScopeOf } from '../../plugins/authentication.js';
 import { findMeritCycleRow } from '../merit-cycles/repository.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
 import { readEmployeePage } from './repository.js';
@@ -24,7 +24,8 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: {
       operationId: 'listMeritCycleEmployees',
       summary: 'List the employees of a merit cycle',
-      description: 'Ordered by lastName, then firstName, then id (code-point order).',
+      description:
+        "Ordered by lastName, then firstName, then id (code-point order). Column keys the key hides are absent from every employee; a merit cycle outside the key's cycle scope is not found (404).",
       tags: ['Merit cycle employees'],
       params: EmployeesParams,
       querystring: ListEmployeesQuery,
@@ -38,14 +39,14 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const organizationId = organizationOf(request);
+      const reader = readScopeOf(request);
       const { meritCycleId } = request.params;
-      const scope = { endpoint: 'employees', organizationId, meritCycleId } as const;
+      const list = { endpoint: 'employees', reader: reader.fingerprint, meritCycleId } as const;
       let page: PageRequest<EmployeeFilters, EmployeeAfter>;
       try {
         page = resolvePageRequest({
           codec: app.cursors,
-          scope,
+          scope: list,
           cursor: request.query.nextCursor,
           limit: request.query.limit,
           requestFilters: undefined,
@@ -54,16 +55,16 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
           afterSchema: EmployeeAfter,
         });
       } catch (error) {
-        // A cycle the organisation does not have is a 404 whatever the cursor says: the
-        // page query below answers that too, but only once the cursor has been read.
-        if (!(await findMeritCycleRow(app.db, organizationId, meritCycleId))) {
+        // A cycle the key may not read is a 404 whatever the cursor says: the page query
+        // below answers that too, but only once the cursor has been read.
+        if (!(await findMeritCycleRow(app.db, reader, meritCycleId))) {
           throw notFound('Merit cycle');
         }
         throw error;
       }
-      const found = await readEmployeePage(app.db, app.dialect, organizationId, meritCycleId, page);
+      const found = await readEmployeePage(app.db, app.dialect, reader, meritCycleId, page);
       if (!found) throw notFound('Merit cycle');
-      const nextCursor = found.after ? app.cursors.encode(scope, page.filters, found.after) : null;
+      const nextCursor = found.after ? app.cursors.encode(list, page.filters, found.after) : null;
       // The rows hold each employee's JSON text already: the page is their concatenation,
       // sent as bytes with a JSON content type, without serialization.
       const json = Buffer.concat([

@@ -1,10 +1,14 @@
-// Merit cycle reads. Every function takes the organisation id: no query can forget the
-// tenant, and another organisation's cycle is simply not found.
+// Merit cycle reads. Every function takes what the key may read (ReadScope): no query can
+// forget the tenant or the key's cycle scope, and a cycle of another organisation, or
+// outside the scope, is simply not found — by the same statement, in the database, so
+// that it takes the time of a cycle that does not exist.
+import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import type { MeritCycleRow } from '../../db/types.js';
+import type { Database, MeritCycleRow } from '../../db/types.js';
 import { toIso } from '../../db/values.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
+import type { ReadScope } from '../api-keys/scope.js';
 import type { MeritCycle, MeritCycleAfter, MeritCycleFilters, MeritCycleStatus } from './schema.js';
 
 /** The columns a merit cycle's API form is made of. */
@@ -42,9 +46,20 @@ function startOfNext(date: string): string | undefined {
   return next.getUTCFullYear() > 9999 ? undefined : next.toISOString();
 }
 
+/** The merit cycles the scope may read: its organisation's, only those of a cycle scope. */
+export function readableCycles(scope: ReadScope) {
+  return (eb: ExpressionBuilder<Database, 'merit_cycles'>) => {
+    const ofOrganization = eb('merit_cycles.organization_id', '=', scope.organizationId);
+    if (scope.cycleIds === null) return ofOrganization;
+    // A scope is never empty (the key's checks); should one be, it reads nothing.
+    if (scope.cycleIds.length === 0) return eb.lit(false);
+    return eb.and([ofOrganization, eb('merit_cycles.id', 'in', scope.cycleIds)]);
+  };
+}
+
 export async function listMeritCycles(
   db: Db,
-  organizationId: string,
+  scope: ReadScope,
   page: PageRequest<MeritCycleFilters, MeritCycleAfter>,
 ): Promise<MeritCycle[]> {
   const { filters, after, limit } = page;
@@ -52,7 +67,7 @@ export async function listMeritCycles(
   let query = db
     .selectFrom('merit_cycles')
     .select(MERIT_CYCLE_COLUMNS)
-    .where('organization_id', '=', organizationId);
+    .where(readableCycles(scope));
   if (filters.status) query = query.where('status', '=', filters.status);
 
   // A filter on the UTC calendar date of startDate is a half-open range of instants
@@ -85,17 +100,17 @@ export async function listMeritCycles(
   return rows.map(toMeritCycle);
 }
 
-/** The organisation's cycle with this id; undefined for any other id, of any shape. */
+/** The cycle with this id that the scope may read; undefined for any other id, of any shape. */
 export async function findMeritCycleRow(
   db: Db,
-  organizationId: string,
+  scope: ReadScope,
   id: string,
 ): Promise<MeritCycleRow | undefined> {
   if (!isId('mc', id)) return undefined;
   return db
     .selectFrom('merit_cycles')
     .selectAll()
-    .where('organization_id', '=', organizationId)
+    .where(readableCycles(scope))
     .where('id', '=', id)
     .executeTakeFirst();
 }

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
 import { errorResponses, NoQuery, READ_METHODS } from '../../http/schemas.js';
 import { resolvePageRequest, toPage } from '../../pagination/page.js';
-import { organizationOf } from '../../plugins/authentication.js';
+import { readScopeOf } from '../../plugins/authentication.js';
+import type { ReadScope } from '../api-keys/scope.js';
 import {
   afterMeritCycle,
   findMeritCycleRow,
@@ -32,7 +33,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'listMeritCycles',
       summary: 'List merit cycles',
       description:
-        'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND.',
+        'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND. A key restricted to some merit cycles lists only those.',
       tags: ['Merit cycles'],
       querystring: ListMeritCyclesQuery,
       response: {
@@ -44,11 +45,11 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     handler: async (request) => {
-      const organizationId = organizationOf(request);
-      const scope = { endpoint: 'meritCycles', organizationId } as const;
+      const reader = readScopeOf(request);
+      const list = { endpoint: 'meritCycles', reader: reader.fingerprint } as const;
       const page = resolvePageRequest({
         codec: app.cursors,
-        scope,
+        scope: list,
         cursor: request.query.nextCursor,
         limit: request.query.limit,
         requestFilters: filtersOf(request.query),
@@ -56,13 +57,10 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
         filtersSchema: MeritCycleFilters,
         afterSchema: MeritCycleAfter,
       });
-      const { rows, last } = toPage(
-        await listMeritCycles(app.db, organizationId, page),
-        page.limit,
-      );
+      const { rows, last } = toPage(await listMeritCycles(app.db, reader, page), page.limit);
       return {
         data: rows,
-        nextCursor: last ? app.cursors.encode(scope, page.filters, afterMeritCycle(last)) : null,
+        nextCursor: last ? app.cursors.encode(list, page.filters, afterMeritCycle(last)) : null,
       };
     },
   });
@@ -74,7 +72,8 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: {
       operationId: 'getMeritCycle',
       summary: 'Get a merit cycle',
-      description: "One merit cycle of the key's organisation, by id.",
+      description:
+        "One merit cycle of the key's organisation, by id. A cycle outside the key's cycle scope is not found (404), like one that does not exist.",
       tags: ['Merit cycles'],
       params: MeritCycleParams,
       querystring: NoQuery,
@@ -87,7 +86,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     handler: async (request) => {
-      const row = await findOwnMeritCycle(request.params.id, organizationOf(request));
+      const row = await findOwnMeritCycle(request.params.id, readScopeOf(request));
       return toMeritCycle(row);
     },
   });
@@ -112,13 +111,13 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     handler: async (request) => {
-      const row = await findOwnMeritCycle(request.params.id, organizationOf(request));
+      const row = await findOwnMeritCycle(request.params.id, readScopeOf(request));
       return toExchangeRates(row);
     },
   });
 
-  async function findOwnMeritCycle(id: string, organizationId: string) {
-    const row = await findMeritCycleRow(app.db, organizationId, id);
+  async function findOwnMeritCycle(id: string, scope: ReadScope) {
+    const row = await findMeritCycleRow(app.db, scope, id);
     if (!row) throw notFound('Merit cycle');
     return row;
   }

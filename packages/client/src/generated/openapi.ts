@@ -73,7 +73,7 @@ export interface paths {
         };
         /**
          * List merit cycles
-         * @description Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND.
+         * @description Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND. A key restricted to some merit cycles lists only those.
          */
         get: operations["listMeritCycles"];
         put?: never;
@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * Get a merit cycle
-         * @description One merit cycle of the key's organisation, by id.
+         * @description One merit cycle of the key's organisation, by id. A cycle outside the key's cycle scope is not found (404), like one that does not exist.
          */
         get: operations["getMeritCycle"];
         put?: never;
@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * List the employees of a merit cycle
-         * @description Ordered by lastName, then firstName, then id (code-point order).
+         * @description Ordered by lastName, then firstName, then id (code-point order). Column keys the key hides are absent from every employee; a merit cycle outside the key's cycle scope is not found (404).
          */
         get: operations["listMeritCycleEmployees"];
         put?: never;

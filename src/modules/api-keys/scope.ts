@@ -1,0 +1,46 @@
+// What a key may read (decisions.md section 6): its organisation, optionally only some of
+// its merit cycles, and every employee without the columns it hides. Repositories take a
+// ReadScope instead of an organisation id, so that no query can forget the cycle scope,
+// and what is kept per reader (cached answers, cursor signatures) is keyed by its
+// fingerprint.
+import { createHash } from 'node:crypto';
+
+export interface ReadScope {
+  readonly organizationId: string;
+  /** The merit cycles the key reads; null: every cycle of the organisation. */
+  readonly cycleIds: readonly string[] | null;
+  /** Column keys removed from every employee the key reads; sorted, often empty. */
+  readonly hiddenColumns: readonly string[];
+  /**
+   * Equal exactly for keys that may see the same: the organisation id for a key that reads
+   * everything of it (so such keys share cached answers and cursors, as before scopes
+   * existed), else the organisation id and a hash of the cycles and hidden columns.
+   */
+  readonly fingerprint: string;
+}
+
+/** The scope of a key of the organisation; lists are sorted, so their order never matters. */
+export function readScope(
+  organizationId: string,
+  cycleIds: readonly string[] | null,
+  hiddenColumns: readonly string[],
+): ReadScope {
+  const cycles = cycleIds === null ? null : [...new Set(cycleIds)].sort();
+  const hidden = [...new Set(hiddenColumns)].sort();
+  const fingerprint =
+    cycles === null && hidden.length === 0
+      ? organizationId
+      : `${organizationId}/${createHash('sha256')
+          .update(JSON.stringify([cycles, hidden]))
+          .digest('base64url')
+          .slice(0, 22)}`;
+  return { organizationId, cycleIds: cycles, hiddenColumns: hidden, fingerprint };
+}
+
+/** The stored JSON text of a list (null stays null). */
+export const toStoredList = (list: readonly string[] | null): string | null =>
+  list === null ? null : JSON.stringify(list);
+
+/** A stored list back (null stays null). */
+export const fromStoredList = (text: string | null): string[] | null =>
+  text === null ? null : (JSON.parse(text) as string[]);

@@ -1,0 +1,264 @@
+// compplan keys create --cycles/--hide-columns/--expires-in/--expires-at, keys roll and
+// what keys list shows of them (decisions.md section 6), against a real `compplan serve`
+// on the same database. Bad input: one line on standard error, exit 1, nothing written.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACME, acmeDataSet, CYCLE, globexDataSet } from '../fixtures/data-sets.js';
+import {
+  type CliServer,
+  dumpDatabase,
+  runCli,
+  startCliServer,
+  stopAllProcesses,
+  type TempDatabase,
+  tempDatabase,
+} from '../helpers/cli.js';
+
+const DAY = 86_400_000;
+const LIST = '/v1/compensationPlanning/meritCycles';
+
+interface ListedKey {
+  id: string;
+  name: string;
+  prefix: string;
+  cycles: string[] | null;
+  hiddenColumns: string[];
+  expiresAt: string | null;
+  expired: boolean;
+  expiringSoon: boolean;
+  previousSecretExpiresAt: string | null;
+}
+
+describe('compplan keys: least-privilege keys', () => {
+  let db: TempDatabase;
+  let server: CliServer;
+  const keys = (args: string[]) => runCli(['keys', ...args], { env: db.env });
+  const get = (path: string, key: string) =>
+    fetch(`${server.url}${path}`, { headers: { 'x-api-key': key } });
+  const listed = async () =>
+    JSON.parse((await keys(['list', '--org', ACME, '--json'])).stdout) as ListedKey[];
+
+  beforeAll(async () => {
+    db = tempDatabase();
+    for (const dataSet of [acmeDataSet(), globexDataSet()]) {
+      const file = db.writeFile(`${dataSet.organization.slug}.json`, JSON.stringify(dataSet));
+      expect((await runCli(['import', file], { env: db.env })).code).toBe(0);
+    }
+    server = await startCliServer([], { ...db.env, LOG_LEVEL: 'warn' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await stopAllProcesses();
+    db?.remove();
+  });
+
+  it('create --cycles --hide-columns --expires-in 90d --json: the key reads only those cycles, without those columns, and list shows it all', async () => {
+    const before = Date.now();
+    const result = await keys([
+      'create',
+      '--org',
+      ACME,
+      '--name',
+      'Engineering dashboard',
+      '--cycles',
+      `${CYCLE.midYear}, ${CYCLE.annual2025}`,
+      '--hide-columns',
+      'employee,department',
+      '--expires-in',
+      '90d',
+      '--json',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const created = JSON.parse(result.stdout) as { id: string; key: string };
+    expect(Object.keys(created)).toEqual(['id', 'key', 'org', 'name', 'createdAt']);
+
+    const cycles = (await (await get(LIST, created.key)).json()) as { data: { id: string }[] };
+    expect(cycles.data.map((c) => c.id)).toEqual([CYCLE.annual2025, CYCLE.midYear]);
+    expect((await get(`${LIST}/${CYCLE.offset}`, created.key)).status).toBe(404);
+    const employees = (await (
+      await get(`${LIST}/${CYCLE.annual2025}/employees`, created.key)
+    ).json()) as {
+      data: { columns: Record<string, unknown> }[];
+    };
+    expect(employees.data.length).toBe(3);
+    for (const employee of employees.data) {
+      expect(Object.keys(employee.columns)).not.toContain('employee');
+      expect(Object.keys(employee.columns)).not.toContain('department');
+    }
+
+    const key = (await listed()).find((k) => k.id === created.id);
+    expect(key).toMatchObject({
+      name: 'Engineering dashboard',
+      cycles: [CYCLE.annual2025, CYCLE.midYear],
+      hiddenColumns: ['department', 'employee'],
+      expired: false,
+      expiringSoon: false,
+      previousSecretExpiresAt: null,
+    });
+    const expiresAt = Date.parse(key?.expiresAt ?? '');
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 90 * DAY);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 90 * DAY);
+  });
+
+  it('create (text) says what the key may read and until when; list flags a key that expires within 7 days', async () => {
+    const result = await keys([
+      'create',
+      '--org',
+      ACME,
+      '--name',
+      'Short',
+      '--cycles',
+      CYCLE.offset,
+      '--expires-in',
+      '3d',
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`It reads only the merit cycles ${CYCLE.offset}.`);
+    expect(result.stdout).toMatch(/It expires at \d{4}-\d\d-\d\dT[\d:.]+Z\./);
+    const id = /Created API key (key_\S+)/.exec(result.stdout)?.[1];
+
+    expect((await listed()).find((k) => k.id === id)).toMatchObject({
+      cycles: [CYCLE.offset],
+      hiddenColumns: [],
+      expiringSoon: true,
+    });
+    const text = (await keys(['list', '--org', ACME])).stdout.split('\n');
+    const line = text.find((l) => l.startsWith(id ?? '-'));
+    expect(line).toMatch(
+      new RegExp(
+        ` ${CYCLE.offset} +none +\\d{4}-[\\d\\-T:.]+Z +.* +never +active \\(EXPIRES WITHIN 7 DAYS\\)$`,
+      ),
+    );
+  });
+
+  it('roll ID --json: a new secret (once) with the same id, name and scope; the old secret keeps working for the grace; list shows until when', async () => {
+    const made = await keys([
+      'create',
+      '--org',
+      ACME,
+      '--name',
+      'To roll',
+      '--cycles',
+      CYCLE.annual2025,
+      '--json',
+    ]);
+    const old = JSON.parse(made.stdout) as { id: string; key: string };
+    expect((await get(LIST, old.key)).status).toBe(200);
+
+    const before = Date.now();
+    const result = await keys(['roll', old.id, '--grace', '2h', '--json']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const rolled = JSON.parse(result.stdout) as Record<string, string>;
+    expect(Object.keys(rolled)).toEqual(['id', 'key', 'org', 'name', 'previousSecretExpiresAt']);
+    expect(rolled).toMatchObject({ id: old.id, org: ACME, name: 'To roll' });
+    expect(rolled.key).toMatch(/^cpk_[0-9A-Za-z]{42}$/);
+    expect(rolled.key).not.toBe(old.key);
+    const graceEnd = Date.parse(rolled.previousSecretExpiresAt ?? '');
+    expect(graceEnd).toBeGreaterThanOrEqual(before + 2 * 3_600_000);
+    expect(graceEnd).toBeLessThanOrEqual(Date.now() + 2 * 3_600_000);
+
+    for (const secret of [old.key, rolled.key ?? '']) {
+      const response = await get(LIST, secret);
+      expect(response.status).toBe(200);
+      const ids = ((await response.json()) as { data: { id: string }[] }).data.map((c) => c.id);
+      expect(ids).toEqual([CYCLE.annual2025]);
+    }
+    expect((await listed()).find((k) => k.id === old.id)).toMatchObject({
+      name: 'To roll',
+      prefix: rolled.key?.slice(0, 12),
+      cycles: [CYCLE.annual2025],
+      previousSecretExpiresAt: rolled.previousSecretExpiresAt,
+    });
+
+    const text = await keys(['roll', old.id]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /^Rolled API key key_\S+ \("To roll"\) of acme: same name and scope, new secret\.\n\n {2}cpk_\S+\n\nCopy it now: it is shown only this once and cannot be displayed again\.\nThe old secret keeps working until \S+Z, then gets 401\.\n$/,
+    );
+  });
+
+  const refusals: [string, string[], string][] = [
+    [
+      'an unknown cycle id',
+      ['--cycles', 'mc_00000000-0000-4000-8000-000000000000'],
+      '--cycles: no merit cycle "mc_00000000-0000-4000-8000-000000000000" in acme',
+    ],
+    [
+      'a cycle of another organisation',
+      ['--cycles', `${CYCLE.annual2025},${CYCLE.globex}`],
+      `--cycles: no merit cycle "${CYCLE.globex}" in acme`,
+    ],
+    [
+      'an empty scope',
+      ['--cycles', ' , '],
+      '--cycles needs at least one merit cycle id (leave it out for every cycle)',
+    ],
+    ['no hidden column', ['--hide-columns', ''], '--hide-columns needs at least one column key'],
+    [
+      'a duration that does not parse',
+      ['--expires-in', 'soon'],
+      '--expires-in must be a number and a unit, such as 90d, 24h or 30m; got "soon"',
+    ],
+    [
+      'a duration without a unit',
+      ['--expires-in', '90'],
+      '--expires-in must be a number and a unit, such as 90d, 24h or 30m; got "90"',
+    ],
+    [
+      'a negative duration',
+      ['--expires-in', '-5d'],
+      '--expires-in must be a number and a unit, such as 90d, 24h or 30m; got "-5d"',
+    ],
+    [
+      'a date in the past',
+      ['--expires-at', '2020-01-31'],
+      '--expires-at 2020-01-31 is in the past',
+    ],
+    [
+      'a date that does not exist',
+      ['--expires-at', '2027-02-30'],
+      '--expires-at must be a date (YYYY-MM-DD, the start of that day in UTC) or an ISO 8601 time with its offset; got "2027-02-30"',
+    ],
+    [
+      'a date in another format',
+      ['--expires-at', '31/01/2027'],
+      '--expires-at must be a date (YYYY-MM-DD, the start of that day in UTC) or an ISO 8601 time with its offset; got "31/01/2027"',
+    ],
+    [
+      'both expiry options',
+      ['--expires-in', '90d', '--expires-at', '2099-01-31'],
+      'Give --expires-in or --expires-at, not both',
+    ],
+  ];
+
+  it.each(refusals)(
+    'create with %s: one line, exit 1, nothing created',
+    async (_, args, message) => {
+      const before = dumpDatabase(db.path);
+      const result = await keys(['create', '--org', ACME, ...args]);
+      expect(result).toEqual({
+        code: 1,
+        signal: null,
+        stdout: '',
+        stderr: `compplan: ${message}\n`,
+      });
+      expect(dumpDatabase(db.path)).toEqual(before);
+    },
+  );
+
+  it.each([
+    ['a grace over 30 days', '31d', '--grace must be at most 30 days; got "31d"'],
+    [
+      'a grace that does not parse',
+      'a day',
+      '--grace must be a number and a unit, such as 90d, 24h or 30m; got "a day"',
+    ],
+  ])('roll with %s: one line, exit 1, nothing changed', async (_, grace, message) => {
+    const id = (await listed())[0]?.id ?? '';
+    const before = dumpDatabase(db.path);
+    const result = await keys(['roll', id, '--grace', grace]);
+    expect(result).toEqual({ code: 1, signal: null, stdout: '', stderr: `compplan: ${message}\n` });
+    expect(dumpDatabase(db.path)).toEqual(before);
+  });
+});
