@@ -16,6 +16,7 @@ import {
   KeyManagementError,
   listOrganizationApiKeys,
   revokeApiKeyById,
+  rollApiKeyById,
 } from '../api-keys/service.js';
 import {
   findOrganizationById,
@@ -47,12 +48,14 @@ import {
   sendPage,
   setCookie,
 } from './http.js';
+import { formMessage, keyChoices, restrictionsOf } from './key-restrictions.js';
 import {
   choosePasswordPage,
   connectionsPage,
   messagePage,
   revokePage,
   rolesPage,
+  rollPage,
   signInPage,
 } from './views.js';
 
@@ -304,16 +307,26 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    extra: { created?: { name: string; key: string }; error?: string; name?: string } = {},
+    extra: {
+      created?: { name: string; key: string };
+      error?: string;
+      name?: string;
+      rolled?: { name: string; until: string };
+    } = {},
   ) {
     const base = view(request);
     // Last-used times are batched in memory; write them first so the list is current.
     await app.apiKeys.flushLastUsed();
     const keys = await listOrganizationApiKeys(app.db, base.organization.slug);
+    const choices = await keyChoices(app.db, base.organization.id);
     const revokedId = (request.query as { revoked?: unknown } | undefined)?.revoked;
     const revoked = keys.find((key) => key.id === revokedId && key.revokedAt !== null);
     const apiBase = `${isHttps(request) ? 'https' : 'http'}://${request.host}`;
-    return sendPage(reply, status, connectionsPage({ ...base, ...extra, keys, revoked, apiBase }));
+    return sendPage(
+      reply,
+      status,
+      connectionsPage({ ...base, ...extra, keys, revoked, apiBase, choices }),
+    );
   }
 
   app.get('/settings/connections', signedIn, async (request, reply) =>
@@ -326,7 +339,11 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     try {
       // The service refuses when the organisation does not allow generating keys: the
       // same rule for this page, a direct post and `compplan keys create`.
-      const created = await createApiKey(app.db, { org: organization.slug, name });
+      const created = await createApiKey(app.db, {
+        org: organization.slug,
+        name,
+        ...restrictionsOf(request),
+      });
       request.log.info({ keyId: created.id, userId: user.id }, 'API key generated');
       return renderConnections(request, reply, 201, {
         created: { name: created.name, key: created.key },
@@ -341,7 +358,7 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
           error: 'No API key was generated: the organisation does not allow generating API keys.',
         });
       }
-      return renderConnections(request, reply, 422, { error: error.message, name });
+      return renderConnections(request, reply, 422, { error: formMessage(error.message), name });
     }
   });
 
@@ -364,6 +381,29 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     await revokeApiKeyById(app.db, key.id);
     request.log.info({ keyId: key.id, userId: view(request).user.id }, 'API key revoked');
     return redirect(reply, `${CONNECTIONS}?revoked=${encodeURIComponent(key.id)}`);
+  });
+
+  app.get('/settings/connections/keys/:id/roll', signedIn, async (request, reply) => {
+    const key = await keyOfOrganization(request);
+    if (!key) return sendPage(reply, 404, notFoundPage());
+    if (key.revokedAt !== null) return redirect(reply, CONNECTIONS);
+    return sendPage(reply, 200, rollPage({ ...view(request), key }));
+  });
+
+  app.post('/settings/connections/keys/:id/roll', signedInPost, async (request, reply) => {
+    const key = await keyOfOrganization(request);
+    if (!key) return sendPage(reply, 404, notFoundPage());
+    try {
+      const rolled = await rollApiKeyById(app.db, key.id, formField(request, 'grace'));
+      request.log.info({ keyId: key.id, userId: view(request).user.id }, 'API key rolled');
+      return renderConnections(request, reply, 200, {
+        created: { name: rolled.name, key: rolled.key },
+        rolled: { name: rolled.name, until: rolled.previousSecretExpiresAt },
+      });
+    } catch (error) {
+      if (!(error instanceof KeyManagementError)) throw error;
+      return renderConnections(request, reply, 422, { error: formMessage(error.message) });
+    }
   });
 
   // --- Settings → Roles & Permissions -------------------------------------------------

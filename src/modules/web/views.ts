@@ -7,6 +7,13 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../users/password.js';
 import type { User } from '../users/repository.js';
 import { ASSETS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
+import {
+  type KeyChoices,
+  restrictionCells,
+  restrictionFields,
+  rolledNotice,
+  rollForm,
+} from './key-restrictions.js';
 
 export const ROLE_NAMES = { owner: 'Owner', admin: 'Administrator' } as const;
 
@@ -171,6 +178,10 @@ export interface ConnectionsView extends Signed {
   revoked?: ApiKey | undefined;
   error?: string | undefined;
   name?: string | undefined;
+  /** The organisation's cycles and column keys, for the generate form. */
+  choices: KeyChoices;
+  /** A key just rolled: its name and until when its old secret works. */
+  rolled?: { name: string; until: string } | undefined;
 }
 
 /** Why generating is not possible for this user now, in words; null when it is. */
@@ -198,6 +209,8 @@ export function connectionsPage(view: ConnectionsView): string {
   <p class="hint">Send it in the <code>x-api-key</code> header. Try it: <code class="try">curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping</code></p>
 </section>`;
 
+  const cycleNames = new Map(view.choices.cycles.map((cycle) => [cycle.id, cycle.name]));
+  const now = Date.now();
   const rows = view.keys.map(
     (key) => html`<tr>
   <th scope="row">${key.name}</th>
@@ -205,7 +218,8 @@ export function connectionsPage(view: ConnectionsView): string {
   <td>${time(key.createdAt)}</td>
   <td>${time(key.lastUsedAt)}</td>
   <td>${key.revokedAt === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> <span class="status-time">${time(key.revokedAt)}</span>`}</td>
-  <td class="actions">${key.revokedAt === null ? html`<a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
+  ${restrictionCells(key, cycleNames, now)}
+  <td class="actions">${key.revokedAt === null ? html`<a class="button button-quiet button-small" href="/app/settings/connections/keys/${key.id}/roll">Roll<span class="visually-hidden"> ${key.name}</span></a> <a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
 </tr>`,
   );
 
@@ -213,8 +227,9 @@ export function connectionsPage(view: ConnectionsView): string {
     view,
     'connections',
     'Connections',
-    html`<p class="lead">API keys connect analytics, HRIS and BI tools to the Compensation Planning API. A key reads every merit cycle of ${view.organization.name}.</p>
+    html`<p class="lead">API keys connect analytics, HRIS and BI tools to the Compensation Planning API. A key reads every merit cycle of ${view.organization.name}, unless you give it less.</p>
 ${view.error && alert('error', view.error)}
+${view.rolled && alert('success', rolledNotice(view.rolled.name, view.rolled.until))}
 ${view.revoked && alert('success', html`Revoked “${view.revoked.name}” (<code>${view.revoked.prefix}…</code>). Requests with it are refused within 5 seconds.`)}
 ${newKey}
 <section class="panel" aria-labelledby="generate-title">
@@ -229,6 +244,7 @@ ${newKey}
         <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX_LENGTH}" placeholder="e.g. Looker export" value="${view.name ?? ''}" aria-describedby="key-name-hint">
         <p class="hint" id="key-name-hint">What the key is for, so that you can tell keys apart later.</p>
       </div>
+      ${restrictionFields(view.choices)}
       <button type="submit" class="button button-primary">Generate API Key</button>
     </fieldset>
   </form>
@@ -239,7 +255,7 @@ ${newKey}
     view.keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
       : html`<div class="table-wrap"><table>
-  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Merit cycles</th><th scope="col">Hidden columns</th><th scope="col">Expires</th><th scope="col">Last used from</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
 ${rows}
   </tbody>
@@ -269,6 +285,15 @@ export function revokePage(view: Signed & { key: ApiKey }): string {
     <a class="button button-quiet" href="/app/settings/connections">Cancel</a>
   </form>
 </section>`,
+  );
+}
+
+export function rollPage(view: Signed & { key: ApiKey }): string {
+  return settingsLayout(
+    view,
+    'connections',
+    'Roll API key',
+    rollForm(view.key, csrfField(view.csrfToken)),
   );
 }
 
