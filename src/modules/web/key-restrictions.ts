@@ -155,7 +155,8 @@ export function restrictionCells(
     key.lastUsedAddress === null
       ? html`<span class="muted">—</span>`
       : html`<code>${key.lastUsedAddress}</code>`;
-  return html`<td>${scope}</td><td>${hidden}</td><td>${expires}</td><td>${address}</td>`;
+  // data-label: the column's name, which a narrow screen shows beside each cell.
+  return html`<td data-label="Merit cycles">${scope}</td><td data-label="Hidden columns">${hidden}</td><td data-label="Expires">${expires}</td><td data-label="Last used from">${address}</td>`;
 }
 
 function shortTime(iso: string): SafeHtml {
