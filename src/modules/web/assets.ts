@@ -2,6 +2,8 @@
 // the system font stack). Kept in the code so that `dist/` needs nothing copied beside it.
 import { createHash } from 'node:crypto';
 
+import { RESTRICTION_STYLES } from './key-restrictions.js';
+
 /**
  * The colours and shapes every compplan page shares (the web application, GET /, and the
  * API reference at /docs, whose Swagger UI is dressed in them: plugins/docs-page.ts).
@@ -270,7 +272,7 @@ function asset(name: string, extension: string, type: string, body: string): Ass
 }
 
 export const ASSETS = {
-  css: asset('app', 'css', 'text/css; charset=utf-8', CSS),
+  css: asset('app', 'css', 'text/css; charset=utf-8', CSS + RESTRICTION_STYLES),
   js: asset('app', 'js', 'text/javascript; charset=utf-8', JS),
   icon: asset('icon', 'svg', 'image/svg+xml', ICON_SVG),
 } as const;

@@ -16,6 +16,7 @@ import {
   KeyManagementError,
   listOrganizationApiKeys,
   revokeApiKeyById,
+  rollApiKeyById,
 } from '../api-keys/service.js';
 import {
   findOrganizationById,
@@ -50,12 +51,14 @@ import {
   sendPage,
   setCookie,
 } from './http.js';
+import { formMessage, keyChoices, restrictionsOf } from './key-restrictions.js';
 import {
   choosePasswordPage,
   connectionsPage,
   messagePage,
   revokePage,
   rolesPage,
+  rollPage,
   signInPage,
 } from './views.js';
 
@@ -103,10 +106,14 @@ const expiredFormPage = () =>
     { href: CONNECTIONS, label: 'Back to Settings' },
   );
 
-/** What Connections shows once, after the post that generated a key (POST/redirect/GET). */
+/**
+ * What Connections shows once, after the post that generated or rolled a key
+ * (POST/redirect/GET); `rolledUntil`: the old secret's grace end, for a roll.
+ */
 interface NewKeyView {
   name: string;
   key: string;
+  rolledUntil?: string;
 }
 
 const notFoundPage = () =>
@@ -338,6 +345,7 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     // Last-used times are batched in memory; write them first so the list is current.
     await app.apiKeys.flushLastUsed();
     const keys = await listOrganizationApiKeys(app.db, base.organization.slug);
+    const choices = await keyChoices(app.db, base.organization.id);
     const query = (request.query ?? {}) as { revoked?: unknown; [RESENT]?: unknown };
     const revoked = keys.find((key) => key.id === query.revoked && key.revokedAt !== null);
     const resent = query[RESENT] !== undefined;
@@ -345,7 +353,7 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     return sendPage(
       reply,
       status,
-      connectionsPage({ ...base, ...extra, keys, revoked, resent, apiBase }),
+      connectionsPage({ ...base, ...extra, keys, revoked, resent, apiBase, choices }),
     );
   }
 
@@ -361,7 +369,11 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     try {
       // The service refuses when the organisation does not allow generating keys: the
       // same rule for this page, a direct post and `compplan keys create`.
-      const created = await createApiKey(app.db, { org: organization.slug, name });
+      const created = await createApiKey(app.db, {
+        org: organization.slug,
+        name,
+        ...restrictionsOf(request),
+      });
       request.log.info({ keyId: created.id, userId: user.id }, 'API key generated');
       // POST/redirect/GET: reloading the page that shows the key cannot send the form
       // again. The secret waits, sealed, for that one page (sessions/one-time-view.ts).
@@ -378,7 +390,7 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
           error: 'No API key was generated: the organisation does not allow generating API keys.',
         });
       }
-      return renderConnections(request, reply, 422, { error: error.message, name });
+      return renderConnections(request, reply, 422, { error: formMessage(error.message), name });
     }
   });
 
@@ -401,6 +413,33 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     await revokeApiKeyById(app.db, key.id);
     request.log.info({ keyId: key.id, userId: view(request).user.id }, 'API key revoked');
     return redirect(reply, `${CONNECTIONS}?revoked=${encodeURIComponent(key.id)}`);
+  });
+
+  app.get('/settings/connections/keys/:id/roll', signedIn, async (request, reply) => {
+    const key = await keyOfOrganization(request);
+    if (!key) return sendPage(reply, 404, notFoundPage());
+    if (key.revokedAt !== null) return redirect(reply, CONNECTIONS);
+    return sendPage(reply, 200, rollPage({ ...view(request), key }));
+  });
+
+  app.post('/settings/connections/keys/:id/roll', signedInPost, async (request, reply) => {
+    const key = await keyOfOrganization(request);
+    if (!key) return sendPage(reply, 404, notFoundPage());
+    try {
+      const rolled = await rollApiKeyById(app.db, key.id, formField(request, 'grace'));
+      request.log.info({ keyId: key.id, userId: view(request).user.id }, 'API key rolled');
+      // POST/redirect/GET, as for a generated key: the new secret shown once, sealed.
+      const shown: NewKeyView = {
+        name: rolled.name,
+        key: rolled.key,
+        rolledUntil: rolled.previousSecretExpiresAt,
+      };
+      await keepForOneView(app.db, signedOf(request).sessionId, shown);
+      return redirect(reply, CONNECTIONS);
+    } catch (error) {
+      if (!(error instanceof KeyManagementError)) throw error;
+      return renderConnections(request, reply, 422, { error: formMessage(error.message) });
+    }
   });
 
   // --- Settings → Roles & Permissions -------------------------------------------------

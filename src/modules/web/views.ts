@@ -8,6 +8,13 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../users/password.js';
 import type { User } from '../users/repository.js';
 import { ASSETS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
+import {
+  type KeyChoices,
+  restrictionCells,
+  restrictionFields,
+  rolledNotice,
+  rollForm,
+} from './key-restrictions.js';
 
 const RESENT_NOTICE =
   'That form had been sent already, so nothing more was done. What it did the first time stands.';
@@ -208,12 +215,15 @@ export interface ConnectionsView extends Signed {
   keys: ApiKey[];
   /** Where the API answers, for the curl example: this server's own origin. */
   apiBase: string;
-  created?: { name: string; key: string } | undefined;
+  /** A key just generated or rolled (`rolledUntil`: the old secret's grace end). */
+  created?: { name: string; key: string; rolledUntil?: string } | undefined;
   revoked?: ApiKey | undefined;
   /** The form that led here had been sent before: nothing more was done. */
   resent?: boolean;
   error?: string | undefined;
   name?: string | undefined;
+  /** The organisation's cycles and column keys, for the generate form. */
+  choices: KeyChoices;
 }
 
 /** Why generating is not possible for this user now, in words; null when it is. */
@@ -242,6 +252,8 @@ export function connectionsPage(view: ConnectionsView): string {
   ${copyableCode('try-new-key', `curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping`)}
 </section>`;
 
+  const cycleNames = new Map(view.choices.cycles.map((cycle) => [cycle.id, cycle.name]));
+  const now = Date.now();
   const rows = view.keys.map(
     (key) => html`<tr>
   <th scope="row">${key.name}</th>
@@ -249,7 +261,8 @@ export function connectionsPage(view: ConnectionsView): string {
   <td data-label="Created">${time(key.createdAt)}</td>
   <td data-label="Last used">${time(key.lastUsedAt)}</td>
   <td data-label="Status">${key.revokedAt === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> <span class="status-time">${time(key.revokedAt)}</span>`}</td>
-  <td class="actions">${key.revokedAt === null ? html`<a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
+  ${restrictionCells(key, cycleNames, now)}
+  <td class="actions">${key.revokedAt === null ? html`<a class="button button-quiet button-small" href="/app/settings/connections/keys/${key.id}/roll">Roll<span class="visually-hidden"> ${key.name}</span></a> <a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
 </tr>`,
   );
 
@@ -257,9 +270,10 @@ export function connectionsPage(view: ConnectionsView): string {
     view,
     'connections',
     'Connections',
-    html`<p class="lead">API keys connect analytics, HRIS and BI tools to the Compensation Planning API. A key reads every merit cycle of ${view.organization.name}.</p>
+    html`<p class="lead">API keys connect analytics, HRIS and BI tools to the Compensation Planning API. A key reads every merit cycle of ${view.organization.name}, unless you give it less.</p>
 ${view.error && alert('error', view.error)}
 ${view.resent && alert('info', RESENT_NOTICE)}
+${created?.rolledUntil && alert('success', rolledNotice(created.name, created.rolledUntil))}
 ${view.revoked && alert('success', html`Revoked “${view.revoked.name}” (<code>${view.revoked.prefix}…</code>). Requests with it are refused within 5 seconds.`)}
 ${newKey}
 <section class="panel" aria-labelledby="generate-title">
@@ -274,6 +288,7 @@ ${newKey}
         <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX_LENGTH}" placeholder="e.g. Looker export" value="${view.name ?? ''}" aria-describedby="key-name-hint">
         <p class="hint" id="key-name-hint">What the key is for, so that you can tell keys apart later.</p>
       </div>
+      ${restrictionFields(view.choices)}
       <button type="submit" class="button button-primary">Generate API Key</button>
     </fieldset>
   </form>
@@ -284,7 +299,7 @@ ${newKey}
     view.keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
       : html`<div class="table-wrap"><table class="key-list">
-  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Merit cycles</th><th scope="col">Hidden columns</th><th scope="col">Expires</th><th scope="col">Last used from</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
 ${rows}
   </tbody>
@@ -314,6 +329,15 @@ export function revokePage(view: Signed & { key: ApiKey }): string {
     <a class="button button-quiet" href="/app/settings/connections">Cancel</a>
   </form>
 </section>`,
+  );
+}
+
+export function rollPage(view: Signed & { key: ApiKey }): string {
+  return settingsLayout(
+    view,
+    'connections',
+    'Roll API key',
+    rollForm(view.key, sessionFormFields(view.csrfToken)),
   );
 }
 
