@@ -29,8 +29,9 @@ export class RedisLink {
       retryStrategy: reconnectDelay,
       // Key names carry no secrets, but keep them to one namespace in a shared Redis.
       keyPrefix: 'compplan:',
-      // No auto-pipelining: the quota checks of one turn of the event loop are already
-      // one command (redis-counters.ts), which it would only hold back for another turn.
+      // The quota checks of one turn of the event loop (one script call each, from
+      // rate-limiter-flexible) go to Redis in one write.
+      enableAutoPipelining: true,
     });
     this.client.on('ready', () => {
       this.up = true;
