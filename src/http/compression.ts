@@ -139,7 +139,8 @@ export async function compress(
   if (typeof type !== 'string' || !COMPRESSIBLE.test(type)) return payload;
 
   if (payload instanceof Readable) {
-    // A file (the reference's assets): its length is not known before it is read.
+    // A file (the reference's assets), compressed as it is read; its Content-Length, when
+    // given, decides as a body's length does.
     const length = Number(reply.getHeader('content-length') ?? Number.POSITIVE_INFINITY);
     varyOnEncoding(reply);
     const encoding = encodingFor(request, length);
@@ -149,12 +150,15 @@ export async function compress(
     return payload.pipe(ENCODER_STREAMS[encoding]());
   }
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-  if (body.length < THRESHOLD_BYTES) return payload;
+  // Measured without a copy: most answers are small, and a string becomes bytes only
+  // when it is to be compressed.
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  if (length < THRESHOLD_BYTES) return payload;
   varyOnEncoding(reply);
-  const encoding = encodingFor(request, body.length);
+  const encoding = encodingFor(request, length);
   if (encoding === undefined) return payload;
   reply.header('content-encoding', encoding);
+  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
   return body.length <= SYNC_THRESHOLD_BYTES
     ? ENCODE_NOW[encoding](body)
     : ENCODE_IN_POOL[encoding](body);
