@@ -89,6 +89,15 @@ export default fp(
       },
     });
 
+    // Each series's counters, found once: routes × methods × statuses are a few hundred.
+    const seriesByName = new Map<
+      string,
+      {
+        requests: ReturnType<typeof requests.labels>;
+        duration: ReturnType<typeof duration.labels>;
+      }
+    >();
+
     app.decorate<Metrics>('metrics', {
       registry,
       rateLimited,
@@ -97,13 +106,18 @@ export default fp(
       apiKeyLookups,
       observeRequest(request, reply) {
         // The route pattern, never the raw URL: ids in paths would make a series per object.
-        const labels = {
-          method: request.method,
-          route: request.routeOptions.url ?? 'unmatched',
-          status_code: String(reply.statusCode),
-        };
-        requests.inc(labels);
-        duration.observe(labels, reply.elapsedTime / 1000);
+        const method = request.method;
+        const route = request.routeOptions.url ?? 'unmatched';
+        const status = reply.statusCode;
+        const name = `${method} ${route} ${status}`;
+        let series = seriesByName.get(name);
+        if (series === undefined) {
+          const labels = { method, route, status_code: String(status) };
+          series = { requests: requests.labels(labels), duration: duration.labels(labels) };
+          seriesByName.set(name, series);
+        }
+        series.requests.inc();
+        series.duration.observe(reply.elapsedTime / 1000);
       },
     });
   },
