@@ -22,8 +22,7 @@
 // carried a valid key, whatever its status: 200, 304, 404 of an unknown path, 405, 422,
 // 429 (decisions.md, "Rate limit").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { EndTurn } from '../db/fair-turns.js';
-import { FairTurns } from '../db/fair-turns.js';
+import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { authenticate } from '../plugins/authentication.js';
 import { sendError } from '../plugins/error-handler.js';
 import { secureJson } from '../plugins/security-headers.js';
