@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from '../src/app.js';
-import type { Config } from '../src/config.js';
+import { type Config, DEFAULT_CHANGE_RETENTION_DAYS } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { importDataSet } from '../src/import/load.js';
@@ -89,6 +89,7 @@ async function measure(count: number): Promise<Result> {
     logLevel: 'warn',
     metricsPort: undefined,
     trustProxy: [],
+    changeRetentionDays: DEFAULT_CHANGE_RETENTION_DAYS,
   };
   const database = openDatabase(config.database);
   await migrateToLatest(database);

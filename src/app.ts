@@ -131,7 +131,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openapi);
   await app.register(docsPage);
   await app.register(healthRoutes);
-  await app.register(apiRoutes);
+  await app.register(apiRoutes, {
+    now: options.now ?? Date.now,
+    changeRetentionDays: config.changeRetentionDays,
+  });
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
   await app.register(webRoutes, { prefix: '/app' });
   await app.register(homeRoutes);

@@ -26,11 +26,18 @@ export interface Config {
    * cannot pick the address the failed-authentication limit counts against.
    */
   readonly trustProxy: readonly string[];
+  /**
+   * How long removals are remembered for delta sync (decisions.md section 4): tombstones
+   * older than this are purged, and a delta token older than this gets 410.
+   */
+  readonly changeRetentionDays: number;
 }
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
+
+export const DEFAULT_CHANGE_RETENTION_DAYS = 30;
 
 const DEFAULTS = {
   PORT: '3000',
@@ -38,6 +45,7 @@ const DEFAULTS = {
   DATABASE_URL: 'sqlite:./data/compplan.db',
   RATE_LIMIT_PER_SECOND: '10',
   LOG_LEVEL: 'info',
+  CHANGE_RETENTION_DAYS: String(DEFAULT_CHANGE_RETENTION_DAYS),
 } as const;
 
 // Whole decimal numbers only: Number('') is 0 and Number('1e3') is 1000, neither of
@@ -105,6 +113,8 @@ const envSchema = z.object({
       message:
         'must be a comma-separated list of proxy IP addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8',
     }),
+  // Ten years at most: a bound that keeps every date computed from it valid.
+  CHANGE_RETENTION_DAYS: wholeNumber(1, 3650),
 });
 
 /** Every environment variable the configuration reads. */
@@ -134,6 +144,7 @@ export function loadConfig(env: Environment): Config {
     LOG_LEVEL: pick('LOG_LEVEL') ?? DEFAULTS.LOG_LEVEL,
     METRICS_PORT: pick('METRICS_PORT'),
     TRUST_PROXY: pick('TRUST_PROXY') ?? '',
+    CHANGE_RETENTION_DAYS: pick('CHANGE_RETENTION_DAYS') ?? DEFAULTS.CHANGE_RETENTION_DAYS,
   };
   const parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
@@ -154,6 +165,7 @@ export function loadConfig(env: Environment): Config {
     logLevel: env_.LOG_LEVEL,
     metricsPort: env_.METRICS_PORT,
     trustProxy: Object.freeze(env_.TRUST_PROXY),
+    changeRetentionDays: env_.CHANGE_RETENTION_DAYS,
   });
 }
 

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ImportError } from '../import/errors.js';
+import { registerCycles } from './commands/cycles.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerDemo(program);
   registerOrgs(program);
+  registerCycles(program);
   registerKeys(program);
   registerExport(program);
   registerUsers(program);

@@ -1,10 +1,14 @@
 // Table types. Columns typed `Timestamp` hold an ISO 8601 UTC text in SQLite and a
 // timestamptz in PostgreSQL: they are written as ISO strings and read back as either,
 // and `toIso` (db/values.ts) is where the two meet. Booleans are 0/1 integers in SQLite.
+// Change stamps (migration 0010) are integers, which PostgreSQL's bigint hands over as
+// strings: read them through `Number`.
 import type { ColumnType, Selectable } from 'kysely';
 
 export type Timestamp = ColumnType<Date | string, string, string>;
 export type Flag = ColumnType<boolean | number, boolean | number, boolean | number>;
+/** A change stamp (src/changes/change.ts); the database's default, 0, when not written. */
+export type ChangeStamp = ColumnType<number | string, number | string | undefined, number | string>;
 
 export interface OrganizationsTable {
   id: string;
@@ -12,6 +16,10 @@ export interface OrganizationsTable {
   name: string;
   api_keys_enabled: Flag;
   created_at: Timestamp;
+  /** The organisation's change counter: the stamp of its latest change. */
+  change_seq: ChangeStamp;
+  /** The newest stamp of a purged tombstone: tokens from before it get 410. */
+  purged_change_seq: ChangeStamp;
 }
 
 export interface ApiKeysTable {
@@ -52,6 +60,10 @@ export interface MeritCyclesTable {
   currency: string;
   /** JSON object text, exactly as loaded: currency code → rate from `currency`. */
   exchange_rates: string;
+  /** The stamp of the last change of what the API serves of the cycle. */
+  change_seq: ChangeStamp;
+  /** The stamp of the import that created this cycle. */
+  created_change_seq: ChangeStamp;
 }
 
 export interface MeritCycleEmployeesTable {
@@ -73,6 +85,25 @@ export interface MeritCycleEmployeesTable {
    * Its columns are stored only here (migration 0004).
    */
   body: string;
+  /** The stamp of the import that last wrote `body`. */
+  change_seq: ChangeStamp;
+}
+
+/** A merit cycle that was removed, remembered for CHANGE_RETENTION_DAYS (migration 0010). */
+export interface RemovedMeritCyclesTable {
+  id: string;
+  organization_id: string;
+  change_seq: ChangeStamp;
+  removed_at: Timestamp;
+}
+
+/** An employee that was removed (`--prune`), remembered like a removed merit cycle. */
+export interface RemovedEmployeesTable {
+  id: string;
+  organization_id: string;
+  merit_cycle_id: string;
+  change_seq: ChangeStamp;
+  removed_at: Timestamp;
 }
 
 /** Server-wide secrets, made by a migration, so that every instance shares them. */
@@ -131,6 +162,8 @@ export interface Database {
   api_keys_revision: ApiKeysRevisionTable;
   merit_cycles: MeritCyclesTable;
   merit_cycle_employees: MeritCycleEmployeesTable;
+  removed_merit_cycles: RemovedMeritCyclesTable;
+  removed_employees: RemovedEmployeesTable;
   server_secrets: ServerSecretsTable;
   users: UsersTable;
   sessions: SessionsTable;

@@ -2,7 +2,7 @@
 // over an empty in-memory database (the document depends on the routes, not the data).
 // `npm run docs:export` writes it to openapi.json; a test compares the two.
 import { buildApp } from '../app.js';
-import type { Config } from '../config.js';
+import { type Config, DEFAULT_CHANGE_RETENTION_DAYS } from '../config.js';
 import { openDatabase } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { OPENAPI_PATH } from '../plugins/openapi.js';
@@ -16,6 +16,7 @@ const CONFIG: Config = {
   logLevel: 'silent',
   metricsPort: undefined,
   trustProxy: [],
+  changeRetentionDays: DEFAULT_CHANGE_RETENTION_DAYS,
 };
 
 /** The document as the text of the committed openapi.json: 2-space JSON and a newline. */

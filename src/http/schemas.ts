@@ -43,6 +43,7 @@ export const errorResponses = {
   400: ErrorBody.describe('Bad request, e.g. an invalid or foreign cursor.'),
   401: ErrorBody.describe('Missing or invalid API key.'),
   404: ErrorBody.describe('Not found, or not visible to this key.'),
+  410: ErrorBody.describe('The deltaToken has expired: sync in full again, without it.'),
   422: ErrorBody.describe('Invalid query parameters, listed in validationErrors.'),
   429: RateLimitBody.describe('Rate limit exceeded.'),
   500: ErrorBody.describe('Internal server error.'),

@@ -16,6 +16,13 @@
 //    other cycles and emails that kept employees still own, and replaces what changed.
 // Any problem rolls the transaction back: the database is exactly as it was.
 import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { OrganizationChange } from '../changes/change.js';
+import {
+  forgetRemovedCycle,
+  forgetRemovedEmployees,
+  rememberPrunedEmployees,
+} from '../changes/removals.js';
+import { DEFAULT_CHANGE_RETENTION_DAYS } from '../config.js';
 import type { DatabaseHandle, Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
 import { fromBoolean, toBoolean, toIso } from '../db/values.js';
@@ -53,6 +60,10 @@ export interface ImportSummary {
 export interface ImportOptions {
   /** Also remove the employees of an imported cycle that the data set no longer lists. */
   prune?: boolean;
+  /** CHANGE_RETENTION_DAYS: the import purges the organisation's older tombstones. */
+  changeRetentionDays?: number;
+  /** The import's clock (tests move it instead of waiting); the real time by default. */
+  now?: Date;
 }
 
 /** A validated data set (or its input) held in memory, loaded by the same loader. */
@@ -67,9 +78,10 @@ export function importDataSet(
 /**
  * Runs `work` in a transaction that no other import can interleave with: SQLite takes the
  * write lock at BEGIN IMMEDIATE; PostgreSQL takes a per-organisation advisory lock, when
- * `lock(slug)` is called — before any stored row is read.
+ * `lock(slug)` is called — before any stored row is read. Every change of an
+ * organisation's data runs in one (src/changes/change.ts).
  */
-async function inImportTransaction<T>(
+export async function inImportTransaction<T>(
   { db, dialect }: DatabaseHandle,
   work: (trx: Tx, lock: (slug: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
@@ -144,7 +156,7 @@ async function load(
   intake: RunIntake,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const now = new Date().toISOString();
+  const now = (options.now ?? new Date()).toISOString();
   const { dialect } = database;
   const summary = await inImportTransaction(database, async (trx, lock) => {
     await createStaging(trx, dialect);
@@ -301,6 +313,8 @@ async function merge(
   now: string,
 ): Promise<ImportSummary> {
   const organization = await upsertOrganization(trx, root.organization, now);
+  // After the import lock: the organisation's changes are stamped in commit order.
+  const change = await OrganizationChange.begin(trx, dialect, organization.id, now);
   const summary: ImportSummary = {
     organization: {
       slug: root.organization.slug,
@@ -313,11 +327,10 @@ async function merge(
   for (const [index, state] of cycles.entries()) {
     const cycle = state.cycle as ImportMeritCycleRecord;
     const path = `meritCycles[${index}]`;
-    const { id, outcome } = await upsertMeritCycle(trx, organization.id, cycle, path, now);
+    const { id, outcome } = await upsertMeritCycle(trx, change, cycle, path);
     summary.meritCycles[outcome]++;
     if (state.listsEmployees) {
-      const counts = await mergeEmployees(trx, dialect, {
-        organizationId: organization.id,
+      const counts = await mergeEmployees(trx, dialect, change, {
         meritCycleId: id,
         index,
         count: state.employees,
@@ -329,6 +342,7 @@ async function merge(
       }
     }
   }
+  await change.finish(trx, options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS);
   return summary;
 }
 
@@ -377,11 +391,11 @@ type Outcome = 'created' | 'updated' | 'unchanged';
 
 async function upsertMeritCycle(
   trx: Tx,
-  organizationId: string,
+  change: OrganizationChange,
   cycle: ImportMeritCycleRecord,
   path: string,
-  now: string,
 ): Promise<{ id: string; outcome: Outcome }> {
+  const { organizationId, at: now } = change;
   // Matched by id where given, else by organisation and name.
   let existing: MeritCycleRow | undefined;
   if (cycle.id) {
@@ -428,9 +442,16 @@ async function upsertMeritCycle(
     exchange_rates: cycle.exchangeRates
       ? JSON.stringify(cycle.exchangeRates)
       : (existing?.exchange_rates ?? '{}'),
+    change_seq: change.stamp,
   };
   if (!existing) {
-    await trx.insertInto('merit_cycles').values(values).execute();
+    await trx
+      .insertInto('merit_cycles')
+      .values({ ...values, created_change_seq: change.stamp })
+      .execute();
+    // A cycle imported again under the id of one removed before is no longer removed.
+    await forgetRemovedCycle(trx, organizationId, id);
+    change.stamped();
     return { id, outcome: 'created' };
   }
   const same =
@@ -443,11 +464,11 @@ async function upsertMeritCycle(
     existing.exchange_rates === values.exchange_rates;
   if (same) return { id, outcome: 'unchanged' };
   await trx.updateTable('merit_cycles').set(values).where('id', '=', id).execute();
+  change.stamped();
   return { id, outcome: 'updated' };
 }
 
 interface CycleMerge {
-  organizationId: string;
   meritCycleId: string;
   /** The cycle's index in the file: its staged rows. */
   index: number;
@@ -459,7 +480,7 @@ interface CycleMerge {
 }
 
 const INSERT_COLUMNS =
-  'id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body';
+  'id, organization_id, merit_cycle_id, change_seq, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body';
 const STAGED_VALUES =
   's.email, s.email_key, s.first_name, s.last_name, s.preferred_name, s.currency_code, s.currency_name, s.eligibility_status';
 
@@ -483,9 +504,24 @@ const BODY_WITH_STORED_ID = `'{"id":"' || m.stored_id || substr(s.body, 8 + leng
 async function mergeEmployees(
   trx: Tx,
   dialect: Dialect,
+  change: OrganizationChange,
   merge: CycleMerge,
 ): Promise<Counts & { removed: number }> {
-  const { organizationId, meritCycleId, index } = merge;
+  const counts = await mergeCycleEmployees(trx, dialect, change, merge);
+  if (counts.created + counts.updated + counts.removed > 0) change.stamped();
+  return counts;
+}
+
+async function mergeCycleEmployees(
+  trx: Tx,
+  dialect: Dialect,
+  change: OrganizationChange,
+  merge: CycleMerge,
+): Promise<Counts & { removed: number }> {
+  const { organizationId } = change;
+  const { meritCycleId, index } = merge;
+  // Every row written below carries the change's stamp (an integer of ours, inlined).
+  const stamp = String(change.stamp);
   const path = `meritCycles[${index}]`;
   const p = (n: number) => (dialect === 'postgres' ? `$${n}::text` : '?');
 
@@ -510,7 +546,7 @@ async function mergeEmployees(
     await run(
       trx,
       `insert into merit_cycle_employees (${INSERT_COLUMNS})
-       select s.new_id, ${p(1)}, ${p(2)}, ${STAGED_VALUES}, s.body
+       select s.new_id, ${p(1)}, ${p(2)}, ${stamp}, ${STAGED_VALUES}, s.body
          from ${STAGING} s where s.cycle_index = ${index} order by ${PAGE_ORDER[dialect]}`,
       [organizationId, meritCycleId],
     );
@@ -578,6 +614,7 @@ async function mergeEmployees(
   );
   let removed = 0;
   if (merge.prune) {
+    await rememberPrunedEmployees(trx, change, meritCycleId, MATCHES);
     const result = await run(
       trx,
       `delete from merit_cycle_employees
@@ -590,7 +627,7 @@ async function mergeEmployees(
   await run(
     trx,
     `insert into merit_cycle_employees (${INSERT_COLUMNS})
-     select coalesce(m.stored_id, s.new_id), ${p(1)}, ${p(2)}, ${STAGED_VALUES},
+     select coalesce(m.stored_id, s.new_id), ${p(1)}, ${p(2)}, ${stamp}, ${STAGED_VALUES},
             case when m.stored_id is null or m.stored_id = s.new_id then s.body
                  else ${BODY_WITH_STORED_ID} end
        from ${STAGING} s left join ${MATCHES} m on m.seq = s.seq
@@ -598,6 +635,8 @@ async function mergeEmployees(
       order by s.employee_index`,
     [organizationId, meritCycleId],
   );
+  // An employee imported again under the id of one pruned before is no longer removed.
+  await forgetRemovedEmployees(trx, meritCycleId, STAGING, MATCHES, index);
   return {
     created: merge.count - matched,
     updated: matched - unchanged,

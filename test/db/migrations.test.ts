@@ -42,11 +42,20 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
     try {
       before = await apiSnapshot(server, await server.createKey(ACME, 'before'));
       expect(await employeeColumns(server)).not.toContain('columns');
-      const employeesBefore = (await dumpTables(server.database.db)).merit_cycle_employees;
+      // Without their change stamps: going below 0010 ends change tracking, and coming
+      // back starts it again from 0 (a token from before then gets 410).
+      const unstamped = (rows: unknown[] | undefined) =>
+        (rows as Record<string, unknown>[] | undefined)?.map(
+          ({ change_seq: _stamp, ...row }) => row,
+        );
+      const employeesBefore = unstamped(
+        (await dumpTables(server.database.db)).merit_cycle_employees,
+      );
 
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
         ['0008-web-forms', 'Down', 'Success'],
         ['0007-api-keys-revision', 'Down', 'Success'],
@@ -68,9 +77,10 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0007-api-keys-revision',
         '0008-web-forms',
         '0009-least-privilege-keys',
+        '0010-change-tracking',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
-      expect((await dumpTables(server.database.db)).merit_cycle_employees).toStrictEqual(
+      expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
         employeesBefore,
       );
     } finally {
@@ -95,12 +105,13 @@ if (testDialect() === 'sqlite') {
         select type, name, sql from sqlite_master where tbl_name = 'merit_cycle_employees'
         order by type, name`.execute(db);
       expect(schema.map(({ type, name }) => `${type} ${name}`)).toEqual([
+        'index merit_cycle_employees_changes',
         'index merit_cycle_employees_email_unique',
         'index merit_cycle_employees_id',
         'table merit_cycle_employees',
       ]);
-      expect(schema[2]?.sql).toMatch(/primary key \(merit_cycle_id, last_name, first_name, id\),/);
-      expect(schema[2]?.sql).toMatch(/\) without rowid$/);
+      expect(schema[3]?.sql).toMatch(/primary key \(merit_cycle_id, last_name, first_name, id\),/);
+      expect(schema[3]?.sql).toMatch(/\) without rowid$/);
       // The page query of src/modules/employees/repository.ts, past a cursor.
       const { rows: plan } = await sql<{ detail: string }>`
         explain query plan
@@ -215,6 +226,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0010-change-tracking', 'Success'],
       ['0009-least-privilege-keys', 'Success'],
       ['0008-web-forms', 'Success'],
       ['0007-api-keys-revision', 'Success'],
@@ -231,6 +243,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0007-api-keys-revision',
       '0008-web-forms',
       '0009-least-privilege-keys',
+      '0010-change-tracking',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -262,6 +275,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
       ]);
       const columns = await apiKeyColumns();
@@ -270,7 +284,10 @@ describe('migration 0009 down and up again, with keys in use', () => {
       await sql`update api_keys set revoked_at = revoked_at where name = 'scoped'`.execute(db);
       expect(await readKeysRevision(db)).toBeGreaterThan(revision);
 
-      expect(await migrateToLatest(server.database)).toEqual(['0009-least-privilege-keys']);
+      expect(await migrateToLatest(server.database)).toEqual([
+        '0009-least-privilege-keys',
+        '0010-change-tracking',
+      ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
       await sql`update api_keys set hidden_columns = '["employee"]' where name = 'scoped'`.execute(

@@ -33,10 +33,15 @@ function contract() {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema(document, DOCUMENT_ID);
-  const routes = Object.keys(document.paths as Json).map((path) => ({
-    path,
-    pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-  }));
+  // Concrete paths before templated ones (OpenAPI 3.1, Paths Object): /meritCycles/delta
+  // is not /meritCycles/{id}. Fewer templated segments first.
+  const templated = (path: string) => path.match(/\{[^}]+\}/g)?.length ?? 0;
+  const routes = Object.keys(document.paths as Json)
+    .sort((a, b) => templated(a) - templated(b))
+    .map((path) => ({
+      path,
+      pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    }));
   loaded = { document, ajv, routes };
   return loaded;
 }

@@ -3,10 +3,14 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import type { Config, DatabaseConfig } from '../../src/config.js';
+import {
+  type Config,
+  type DatabaseConfig,
+  DEFAULT_CHANGE_RETENTION_DAYS,
+} from '../../src/config.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { type ImportSummary, importDataSet } from '../../src/import/load.js';
+import { type ImportOptions, type ImportSummary, importDataSet } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { createApiKey, type NewKeyInput } from '../../src/modules/api-keys/service.js';
 import { createTestDatabase } from './databases.js';
@@ -24,7 +28,7 @@ export interface TestServer {
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
   /** Loads a data set through the import path, as `compplan import` does. */
-  load(dataSet: DataSetInput, options?: { prune?: boolean }): Promise<ImportSummary>;
+  load(dataSet: DataSetInput, options?: ImportOptions): Promise<ImportSummary>;
   /**
    * Generates a key for an organisation (whose API keys must be enabled), optionally
    * restricted (cycles, hidden columns, expiry); returns the secret.
@@ -53,6 +57,8 @@ export interface TestServerOptions {
   redisUrl?: string;
   /** The clock the server compares key expiry with (a TestClock's now): tests never sleep. */
   now?: () => number;
+  /** CHANGE_RETENTION_DAYS; the default (30) when absent. */
+  changeRetentionDays?: number;
 }
 
 /** A wall clock that stands still (at the real time it was made) until a test moves it. */
@@ -82,11 +88,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logLevel: 'info',
     metricsPort: undefined,
     trustProxy: options.trustProxy ?? [],
+    changeRetentionDays: options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS,
   };
   const database = openDatabase(config.database);
   await migrateToLatest(database);
-  const load = (dataSet: DataSetInput, importOptions?: { prune?: boolean }) =>
-    importDataSet(database, dataSet, importOptions);
+  const load = (dataSet: DataSetInput, importOptions: ImportOptions = {}) =>
+    importDataSet(database, dataSet, {
+      changeRetentionDays: config.changeRetentionDays,
+      ...importOptions,
+    });
   for (const dataSet of options.dataSets ?? []) await load(dataSet);
 
   const logs: Record<string, unknown>[] = [];

@@ -14,7 +14,7 @@ import { CliError } from '../errors.js';
 export async function importEmployeesCsv(
   database: DatabaseHandle,
   text: string,
-  options: { org: string; cycle: string; prune: boolean },
+  options: { org: string; cycle: string; prune: boolean; changeRetentionDays: number },
 ): Promise<ImportSummary> {
   const { employees, source } = employeesFromCsv(text);
   const organization = await findOrganizationBySlug(database.db, options.org);
@@ -44,7 +44,10 @@ export async function importEmployeesCsv(
   };
   try {
     // Validated record by record by the loader, as a file's data set is.
-    return await importDataSet(database, dataSet, { prune: options.prune });
+    return await importDataSet(database, dataSet, {
+      prune: options.prune,
+      changeRetentionDays: options.changeRetentionDays,
+    });
   } catch (error) {
     if (error instanceof ImportError) throw csvImportError(error, source);
     throw error;

@@ -82,7 +82,12 @@ async function runImport(
     const summary = await withDatabase(
       config,
       (database) =>
-        importEmployeesCsv(database, text, { org, cycle, prune: options.prune === true }),
+        importEmployeesCsv(database, text, {
+          org,
+          cycle,
+          prune: options.prune === true,
+          changeRetentionDays: config.changeRetentionDays,
+        }),
       databaseOptions,
     );
     console.log(describeSummary(summary));
@@ -109,7 +114,12 @@ async function runImport(
   try {
     summary = await withDatabase(
       config,
-      (database) => importFile(database, worker, bytes, { prune: options.prune === true, signal }),
+      (database) =>
+        importFile(database, worker, bytes, {
+          prune: options.prune === true,
+          changeRetentionDays: config.changeRetentionDays,
+          signal,
+        }),
       databaseOptions,
     );
   } catch (error) {

@@ -22,12 +22,15 @@ export function withoutColumns(
   const kept = texts
     .toString('utf8')
     .split(String.fromCharCode(separator))
-    .map((text) => {
-      const employee = JSON.parse(text) as Employee;
-      for (const key of hidden) {
-        if (Object.hasOwn(employee.columns, key)) delete employee.columns[key];
-      }
-      return JSON.stringify(employee);
-    });
+    .map((text) => withoutColumnsOf(text, hidden));
   return Buffer.from(kept.join(','));
+}
+
+/** One employee's JSON text without any of the `hidden` column keys. */
+export function withoutColumnsOf(text: string, hidden: readonly string[]): string {
+  const employee = JSON.parse(text) as Employee;
+  for (const key of hidden) {
+    if (Object.hasOwn(employee.columns, key)) delete employee.columns[key];
+  }
+  return JSON.stringify(employee);
 }

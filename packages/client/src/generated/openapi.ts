@@ -144,6 +144,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/compensationPlanning/meritCycles/delta": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the merit cycles
+         * @description Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again. A change of a merit cycle's exchange rates is a change of the cycle. A key restricted to some merit cycles sees only theirs.
+         */
+        get: operations["meritCyclesDelta"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the employees of a merit cycle
+         * @description Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again. A merit cycle removed since the token is not found (404): its removal is in the merit cycles delta, and stands for all of its employees. Column keys the key hides are absent, as in the list.
+         */
+        get: operations["meritCycleEmployeesDelta"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -247,6 +287,12 @@ export interface components {
             /** @description Cursor of the next page; null on the last page. */
             nextCursor: string | null;
         };
+        /** @description An item removed since the deltaToken: delete it from the copy. */
+        RemovedItem: {
+            id: string;
+            /** @constant */
+            removed: true;
+        };
         Pong: {
             /** @constant */
             message: "pong";
@@ -265,6 +311,20 @@ export interface components {
              * @enum {string}
              */
             rateLimitStore: "local" | "redis" | "local-fallback";
+        };
+        MeritCycleDeltaPage: {
+            data: (components["schemas"]["MeritCycle"] | components["schemas"]["RemovedItem"])[];
+            /** @description Cursor of the next page of this walk; null on its last page. */
+            nextCursor: string | null;
+            /** @description On the last page only (null before): keep it, and pass it as deltaToken to get what changes next. */
+            deltaToken: string | null;
+        };
+        MeritCycleEmployeeDeltaPage: {
+            data: (components["schemas"]["MeritCycleEmployee"] | components["schemas"]["RemovedItem"])[];
+            /** @description Cursor of the next page of this walk; null on its last page. */
+            nextCursor: string | null;
+            /** @description On the last page only (null before): keep it, and pass it as deltaToken to get what changes next. */
+            deltaToken: string | null;
         };
     };
     responses: {
@@ -1414,6 +1474,296 @@ export interface operations {
                      *       ]
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    meritCyclesDelta: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The nextCursor of the previous page of this delta walk, unchanged. */
+                nextCursor?: string;
+                /** @description The deltaToken of the last page of the previous walk: only what changed since. Absent: every current item (a full sync). */
+                deltaToken?: string;
+            };
+            header?: {
+                /** @description The ETag of a body you hold: while it is still the body, the answer is 304 without one, and the request does not count against the quota. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeritCycleDeltaPage"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            /** @description Bad request: a nextCursor that does not verify, belongs to another list or to other filters; a path with broken percent-encoding; no Host header. */
+            400: {
+                headers: {
+                    /**
+                     * @description Identifies the request in the server logs; quote it when reporting a problem. An incoming x-request-id of 1–128 characters from [A-Za-z0-9_.:-] is kept, anything else is replaced by a UUID.
+                     * @example 5f0c3b1e-8a4f-4d0e-9a57-2c6b1f0e7d21
+                     */
+                    "X-Request-Id"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description The deltaToken has expired: sync in full again, without it. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Invalid query parameters, listed in validationErrors. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    meritCycleEmployeesDelta: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The nextCursor of the previous page of this delta walk, unchanged. */
+                nextCursor?: string;
+                /** @description The deltaToken of the last page of the previous walk: only what changed since. Absent: every current item (a full sync). */
+                deltaToken?: string;
+            };
+            header?: {
+                /** @description The ETag of a body you hold: while it is still the body, the answer is 304 without one, and the request does not count against the quota. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description `mc_` followed by a lowercase UUID. */
+                meritCycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeritCycleEmployeeDeltaPage"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            /** @description Bad request: a nextCursor that does not verify, belongs to another list or to other filters; a path with broken percent-encoding; no Host header. */
+            400: {
+                headers: {
+                    /**
+                     * @description Identifies the request in the server logs; quote it when reporting a problem. An incoming x-request-id of 1–128 characters from [A-Za-z0-9_.:-] is kept, anything else is replaced by a UUID.
+                     * @example 5f0c3b1e-8a4f-4d0e-9a57-2c6b1f0e7d21
+                     */
+                    "X-Request-Id"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not visible to this key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description The deltaToken has expired: sync in full again, without it. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Invalid query parameters, listed in validationErrors. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
