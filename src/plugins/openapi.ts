@@ -422,7 +422,7 @@ const IF_NONE_MATCH: OpenAPIV3_1.ParameterObject = {
 const STATUS_DESCRIPTIONS: Record<string, string> = {
   '200': 'Success.',
   '400':
-    'Bad request: a nextCursor that does not verify, belongs to another list or to other filters; a path with broken percent-encoding; no Host header.',
+    'Bad request: a nextCursor or deltaToken that does not verify, belongs to another list, delta or filters, or both together; a path with broken percent-encoding; no Host header.',
   '404':
     'No merit cycle with this id is visible to this key (an unknown id, one of another organisation or one of the wrong shape: the same answer).',
   '422': 'Invalid query parameters (including unknown ones), each listed in validationErrors.',
@@ -490,6 +490,8 @@ export const API_DESCRIPTION = `Read-only programmatic access to compensation pl
 
 **Pagination.** Lists answer \`{ "data": [...], "nextCursor": "…" | null }\`. Pass \`nextCursor\` back unchanged (with \`limit\` if wanted) until it is null. \`limit\` is 1–100, default 25.
 
+**Delta sync.** \`/meritCycles/delta\` and \`/meritCycles/{meritCycleId}/employees/delta\` page like lists, with a \`deltaToken\` on the last page: pass it back later to get only what was created, changed or removed since (removed items as \`{ "id", "removed": true }\`). A token older than the retention of removals (30 days by default) gets 410: sync in full again.
+
 **Rate limit.** 10 requests per second per key over every endpoint together. Every authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` and \`X-RateLimit-*\`; over the limit the answer is 429 with \`Retry-After\` (seconds).
 
 **Errors.** \`{ timestamp, path, message, statusCode }\`, plus \`validationErrors\` (\`{ path, message, code }\`) on 422. Unknown query parameters are 422 \`unrecognized_keys\`.`;
@@ -512,6 +514,11 @@ export default fp(
           { name: 'Ping', description: 'Connectivity and key check.' },
           { name: 'Merit cycles', description: 'Merit cycles and their exchange rates.' },
           { name: 'Merit cycle employees', description: 'The employees of a merit cycle.' },
+          {
+            name: 'Delta sync',
+            description:
+              'What changed since the last sync: a full walk once, then only changes (docs/delta-sync.md).',
+          },
           { name: 'Operations', description: 'Health checks for load balancers; no key.' },
         ],
         security: [{ [SECURITY_SCHEME]: [] }],

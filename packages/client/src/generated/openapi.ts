@@ -900,7 +900,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description Bad request: a nextCursor that does not verify, belongs to another list or to other filters; a path with broken percent-encoding; no Host header. */
+            /** @description Bad request: a nextCursor or deltaToken that does not verify, belongs to another list, delta or filters, or both together; a path with broken percent-encoding; no Host header. */
             400: {
                 headers: {
                     /**
@@ -1373,7 +1373,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description Bad request: a nextCursor that does not verify, belongs to another list or to other filters; a path with broken percent-encoding; no Host header. */
+            /** @description Bad request: a nextCursor or deltaToken that does not verify, belongs to another list, delta or filters, or both together; a path with broken percent-encoding; no Host header. */
             400: {
                 headers: {
                     /**
@@ -1540,7 +1540,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description Bad request: a nextCursor that does not verify, belongs to another list or to other filters; a path with broken percent-encoding; no Host header. */
+            /** @description Bad request: a nextCursor or deltaToken that does not verify, belongs to another list, delta or filters, or both together; a path with broken percent-encoding; no Host header. */
             400: {
                 headers: {
                     /**
@@ -1679,7 +1679,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description Bad request: a nextCursor that does not verify, belongs to another list or to other filters; a path with broken percent-encoding; no Host header. */
+            /** @description Bad request: a nextCursor or deltaToken that does not verify, belongs to another list, delta or filters, or both together; a path with broken percent-encoding; no Host header. */
             400: {
                 headers: {
                     /**
