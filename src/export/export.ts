@@ -3,10 +3,20 @@
 // stays flat however long the list. Writing to a file keeps a small state file beside it
 // (FILE.export-state.json) that says how many bytes of FILE are complete pages and which
 // cursor comes next; `--resume` cuts FILE back to that point and carries on from there.
+//
+// With `delta`, the pages are those of a delta walk (docs/delta-sync.md): the changes
+// since a deltaToken (everything without one), removals as rows with `removed` true; the
+// run returns the walk's new deltaToken, which the caller keeps (delta-state.ts) only once
+// everything is written.
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import type { CompplanClient, MeritCycleEmployee, MeritCycleStatus, Page } from '@compplan/client';
+import {
+  type CompplanClient,
+  isRemoved,
+  type MeritCycleEmployee,
+  type MeritCycleStatus,
+} from '@compplan/client';
 import { csvRow, flattenColumns, orderColumns } from './csv.js';
 
 export const EXPORT_KINDS = ['merit-cycles', 'employees', 'exchange-rates'] as const;
@@ -34,12 +44,21 @@ export interface ExportRequest {
   max?: number;
   /** UTF-8 byte order mark before CSV, so that spreadsheets read UTF-8 as UTF-8. */
   bom: boolean;
+  /** Changes only (merit-cycles, employees): the pages of a delta walk. */
+  delta?: boolean;
 }
 
 export interface ExportProgress {
   rows: number;
   pages: number;
   done: boolean;
+}
+
+/** A page as the export writes it; a delta's last page also has the walk's deltaToken. */
+interface ExportPage {
+  data: unknown[];
+  nextCursor: string | null;
+  deltaToken?: string | null;
 }
 
 export class ExportError extends Error {
@@ -86,6 +105,8 @@ const EMPLOYEE_COLUMNS = [
   'currencyCode.value',
   'eligibilityStatus',
 ];
+/** A delta's removals: the row of a removed item has its id and this column, true. */
+const REMOVED_COLUMN = 'removed';
 /** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
 export const OTHER_COLUMNS = 'columns.other';
 const EXCHANGE_RATE_COLUMNS = ['base', 'currency', 'rate'];
@@ -106,16 +127,25 @@ function flatEmployee(employee: MeritCycleEmployee): Row {
   };
 }
 
-/** The pages of what is exported, from `cursor` on (undefined: from the start). */
+/**
+ * The pages of what is exported, from `cursor` on (undefined: from the start); of a delta,
+ * from `deltaToken` (undefined: everything).
+ */
 async function* pagesOf(
   client: CompplanClient,
   request: ExportRequest,
   cursor: string | undefined,
   max: number | undefined,
   signal: AbortSignal | undefined,
-): AsyncGenerator<Page<unknown>> {
+  deltaToken: string | undefined,
+): AsyncGenerator<ExportPage> {
   const common = { limit: request.pageSize, max, nextCursor: cursor, signal };
-  if (request.kind === 'merit-cycles') {
+  if (request.delta) {
+    const options = { limit: request.pageSize, signal, ...(deltaToken ? { deltaToken } : {}) };
+    yield* request.kind === 'employees'
+      ? client.employees.delta(request.cycle ?? '', options).pages()
+      : client.meritCycles.delta(options).pages();
+  } else if (request.kind === 'merit-cycles') {
     const { status, ...startDate } = request.filters ?? {};
     yield* client.meritCycles.list({ ...common, status, startDate }).pages();
   } else if (request.kind === 'employees') {
@@ -136,10 +166,13 @@ function render(state: ExportState, items: readonly unknown[]): string {
       .map((item, index) => `${state.rows + index === 0 ? '' : ',\n'}${JSON.stringify(item)}`)
       .join('');
   }
-  const rows =
-    kind === 'employees'
-      ? items.map((item) => flatEmployee(item as MeritCycleEmployee))
-      : (items as Row[]);
+  const rows = items.map((item) =>
+    isRemoved(item as Row)
+      ? (item as Row)
+      : kind === 'employees'
+        ? flatEmployee(item as MeritCycleEmployee)
+        : (item as Row),
+  );
   let text = '';
   if (!state.header) {
     const base =
@@ -148,8 +181,14 @@ function render(state: ExportState, items: readonly unknown[]): string {
         : kind === 'employees'
           ? EMPLOYEE_COLUMNS
           : EXCHANGE_RATE_COLUMNS;
-    const seen = rows.flatMap((row) => Object.keys(row)).filter((name) => !base.includes(name));
-    state.header = [...base, ...orderColumns(seen)];
+    const seen = rows
+      .flatMap((row) => Object.keys(row))
+      .filter((name) => !base.includes(name) && name !== REMOVED_COLUMN);
+    state.header = [
+      ...base,
+      ...(state.request.delta ? [REMOVED_COLUMN] : []),
+      ...orderColumns(seen),
+    ];
     if (kind === 'employees') state.header.push(OTHER_COLUMNS);
     text += `${state.request.bom ? '\uFEFF' : ''}${csvRow(state.header)}`;
   }
@@ -297,6 +336,8 @@ function streamSink(stream: Writable, request: ExportRequest): { sink: Sink; sta
 }
 
 export interface RunExportOptions {
+  /** A delta export: the deltaToken of the previous one (undefined: everything). */
+  deltaToken?: string;
   /** A file to write (resumable); standard output or another stream when absent. */
   output?: string;
   stream?: Writable;
@@ -306,12 +347,16 @@ export interface RunExportOptions {
   signal?: AbortSignal;
 }
 
-/** Runs one export to the end (or to `max` rows); returns how many rows it wrote in all. */
+/**
+ * Runs one export to the end (or to `max` rows); returns how many rows it wrote in all,
+ * and for a delta the deltaToken of the walk, once everything is written.
+ */
 export async function runExport(
   client: CompplanClient,
   request: ExportRequest,
   options: RunExportOptions,
-): Promise<ExportProgress> {
+): Promise<ExportProgress & { deltaToken?: string }> {
+  let deltaToken: string | undefined;
   const { sink, state } = options.output
     ? await fileSink(options.output, request, {
         resume: options.resume === true,
@@ -330,7 +375,9 @@ export async function runExport(
         state.nextCursor,
         remaining,
         options.signal,
+        options.deltaToken,
       )) {
+        if (page.deltaToken) deltaToken = page.deltaToken;
         const text = render(state, page.data);
         state.rows += page.data.length;
         state.pages += 1;
@@ -343,5 +390,10 @@ export async function runExport(
   }
   await sink.finish(state);
   report(true);
-  return { rows: state.rows, pages: state.pages, done: true };
+  return {
+    rows: state.rows,
+    pages: state.pages,
+    done: true,
+    ...(deltaToken ? { deltaToken } : {}),
+  };
 }

@@ -53,6 +53,8 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles/{id}': 'global',
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': 'global',
+      '/v1/compensationPlanning/meritCycles/delta': 'global',
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': 'global',
     });
   });
 
@@ -68,6 +70,8 @@ describe('the OpenAPI document', () => {
     const http = ['400', '405', '408', '414', '431', '500'];
     const api = [...http, '304', '401', '422', '429', '503', '504'].sort();
     const cycle = [...api, '404'].sort();
+    // Deltas: 410 for a token older than the retention of removals.
+    const delta = [...api, '410'].sort();
     expect(statuses).toEqual({
       '/healthz': ['200', ...http],
       '/readyz': ['200', ...http, '503'],
@@ -76,6 +80,11 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles/{id}': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': ['200', ...cycle],
+      '/v1/compensationPlanning/meritCycles/delta': ['200', ...delta],
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': [
+        '200',
+        ...[...delta, '404'].sort(),
+      ],
     });
   });
 

@@ -9,6 +9,13 @@ export type MeritCycleEmployee = Schemas['MeritCycleEmployee'];
 export type ExchangeRates = Schemas['ExchangeRates'];
 export type Pong = Schemas['Pong'];
 export type MeritCycleStatus = MeritCycle['status'];
+/** In a delta: an item removed since the deltaToken. */
+export type Removed = Schemas['RemovedItem'];
+
+/** Whether a delta item is a removal (else it is the item, in full). */
+export function isRemoved<T extends object>(item: T | Removed): item is Removed {
+  return (item as Partial<Removed>).removed === true;
+}
 
 export interface Page<T> {
   data: T[];
@@ -100,6 +107,70 @@ export class List<T> implements AsyncIterable<T> {
   }
 }
 
+export interface DeltaPage<T> {
+  data: (T | Removed)[];
+  /** The next page of this walk; null on the last. */
+  nextCursor: string | null;
+  /** On the last page only: keep it for the next delta. */
+  deltaToken: string | null;
+}
+
+export interface DeltaOptions {
+  /** The deltaToken of the previous walk; absent: every current item (a full sync). */
+  deltaToken?: string;
+  /** Page size, 1–100 (the server's default is 25). */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+type FetchDeltaPage<T> = (
+  query: { deltaToken?: string; nextCursor?: string; limit?: number },
+  signal: AbortSignal | undefined,
+) => Promise<DeltaPage<T>>;
+
+/**
+ * A delta (docs/delta-sync.md): iterate it for every change since the deltaToken — items
+ * created or changed, in full, and removals (`isRemoved`) — in the order to apply them.
+ * Once the iteration has ended, `deltaToken` is the token to keep for the next delta;
+ * store it only after every change is applied.
+ */
+export class Delta<T> implements AsyncIterable<T | Removed> {
+  /** Set when the last page has been read. */
+  deltaToken: string | undefined;
+
+  constructor(
+    private readonly fetchPage: FetchDeltaPage<T>,
+    private readonly options: DeltaOptions,
+  ) {
+    const { limit } = options;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100)) {
+      throw new RangeError(
+        `limit (the page size) must be a whole number from 1 to 100, got ${limit}`,
+      );
+    }
+  }
+
+  /** The pages of the walk in order; the last one carries the deltaToken. */
+  async *pages(): AsyncGenerator<DeltaPage<T>, void, undefined> {
+    const { limit, signal, deltaToken } = this.options;
+    let query: { deltaToken?: string; nextCursor?: string; limit?: number } = {
+      deltaToken,
+      limit,
+    };
+    for (;;) {
+      const page = await this.fetchPage(query, signal);
+      if (page.nextCursor === null) this.deltaToken = page.deltaToken ?? undefined;
+      yield page;
+      if (page.nextCursor === null) return;
+      query = { nextCursor: page.nextCursor, limit };
+    }
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<T | Removed, void, undefined> {
+    for await (const page of this.pages()) yield* page.data;
+  }
+}
+
 const MERIT_CYCLES = '/v1/compensationPlanning/meritCycles';
 const segment = (id: string) => encodeURIComponent(id);
 
@@ -138,6 +209,21 @@ export class CompplanClient {
     get: async (id: string, options: RequestOptions = {}): Promise<MeritCycle> =>
       (await this.transport.get<MeritCycle>(`${MERIT_CYCLES}/${segment(id)}`, {}, options)).body,
 
+    /**
+     * What changed in the merit cycles since `deltaToken` (every cycle without one). A
+     * change of a cycle's exchange rates is a change of the cycle.
+     */
+    delta: (options: DeltaOptions = {}): Delta<MeritCycle> =>
+      new Delta<MeritCycle>(
+        async (query, signal) =>
+          (
+            await this.transport.get<DeltaPage<MeritCycle>>(`${MERIT_CYCLES}/delta`, query, {
+              signal,
+            })
+          ).body,
+        options,
+      ),
+
     /** The merit cycle's exchange rates: base currency and rates as loaded. */
     exchangeRates: async (id: string, options: RequestOptions = {}): Promise<ExchangeRates> =>
       (
@@ -158,6 +244,24 @@ export class CompplanClient {
             await this.transport.get<Page<MeritCycleEmployee>>(
               `${MERIT_CYCLES}/${segment(meritCycleId)}/employees`,
               { nextCursor: cursor, limit },
+              { signal },
+            )
+          ).body,
+        options,
+      ),
+
+    /**
+     * What changed in the employees of a merit cycle since `deltaToken` (every employee
+     * without one). NotFoundError once the cycle is removed: its removal, in the merit
+     * cycles delta, stands for all of its employees.
+     */
+    delta: (meritCycleId: string, options: DeltaOptions = {}): Delta<MeritCycleEmployee> =>
+      new Delta<MeritCycleEmployee>(
+        async (query, signal) =>
+          (
+            await this.transport.get<DeltaPage<MeritCycleEmployee>>(
+              `${MERIT_CYCLES}/${segment(meritCycleId)}/employees/delta`,
+              query,
               { signal },
             )
           ).body,

@@ -50,6 +50,14 @@ export class InvalidRequestError extends CompplanError {
   override name = 'InvalidRequestError';
 }
 
+/**
+ * 410: the deltaToken is older than the server keeps removals (CHANGE_RETENTION_DAYS).
+ * Sync in full again: iterate a delta without a token, and keep its new token.
+ */
+export class DeltaTokenExpiredError extends CompplanError {
+  override name = 'DeltaTokenExpiredError';
+}
+
 /** 422: invalid query parameters, each named in `items`. */
 export class ValidationError extends CompplanError {
   override name = 'ValidationError';
@@ -106,6 +114,7 @@ export function errorFromResponse(
   const details = { message, status, requestId, body, request };
   if (status === 401) return new AuthenticationError(details);
   if (status === 404) return new NotFoundError(details);
+  if (status === 410) return new DeltaTokenExpiredError(details);
   if (status === 422) {
     const items = (body as { validationErrors?: ValidationErrorItem[] } | null)?.validationErrors;
     return new ValidationError({ ...details, items: Array.isArray(items) ? items : [] });

@@ -4,6 +4,7 @@
 import { extname } from 'node:path';
 import { CompplanClient, CompplanError } from '@compplan/client';
 import { type Command, Option } from 'commander';
+import { readDeltaToken, writeDeltaToken } from '../../export/delta-state.js';
 import {
   EXPORT_FORMATS,
   EXPORT_KINDS,
@@ -46,6 +47,7 @@ interface ExportCommandOptions {
   force?: boolean;
   bom: boolean;
   progress?: boolean;
+  delta?: string;
 }
 
 function wholeNumber(name: string, text: string, min: number, max: number): number {
@@ -93,6 +95,7 @@ function describeFailure(error: unknown, server: ServerAddress): string | undefi
       : ` (is ${describeAddress(server)} the server you mean? name it with --base-url or ${BASE_URL_VARIABLE})`;
   const hints: Record<string, string> = {
     AuthenticationError: ' (check --key or COMPPLAN_API_KEY)',
+    DeltaTokenExpiredError: ' (remove the --delta state file to export everything again)',
     NotFoundError: ' (check --cycle)',
     ConnectionError: wrongServer,
     TimeoutError: wrongServer,
@@ -135,6 +138,10 @@ export function registerExport(program: Command): void {
     .option('--resume', 'continue an interrupted export to --output where it stopped')
     .option('--force', 'overwrite --output, even an unfinished export')
     .option('--no-bom', 'CSV: no UTF-8 byte order mark (spreadsheets need it to read UTF-8)')
+    .option(
+      '--delta <state-file>',
+      'merit-cycles, employees: only the changes since the deltaToken in this file (everything when it does not exist yet), removals as rows with removed=true; the file gets the new token once all is written',
+    )
     .option('--progress', 'show progress on standard error (default: only on a terminal)')
     .option('--no-progress', 'never show progress')
     .action(async (what: ExportKind, options: ExportCommandOptions) => {
@@ -151,6 +158,20 @@ export function registerExport(program: Command): void {
           EXIT_USAGE,
         );
       }
+      if (options.delta !== undefined) {
+        if (what === 'exchange-rates') {
+          throw new CliError(
+            '--delta exports the changes of merit-cycles or employees',
+            EXIT_USAGE,
+          );
+        }
+        if (options.resume || options.max) {
+          throw new CliError(
+            '--delta cannot be combined with --resume or --max: a delta is exported whole (an interrupted one is exported again from the same token)',
+            EXIT_USAGE,
+          );
+        }
+      }
       const filters = Object.fromEntries(
         (['status', 'gt', 'gte', 'lt', 'lte'] as const)
           .filter((name) => options[name] !== undefined)
@@ -162,17 +183,30 @@ export function registerExport(program: Command): void {
           EXIT_USAGE,
         );
       }
+      if (options.delta !== undefined && Object.keys(filters).length > 0) {
+        throw new CliError('a delta has no filters: it holds every change', EXIT_USAGE);
+      }
       const request: ExportRequest = {
         kind: what,
         format: formatOf(options),
         ...(options.cycle ? { cycle: options.cycle } : {}),
-        ...(what === 'merit-cycles' ? { filters } : {}),
+        ...(what === 'merit-cycles' && options.delta === undefined ? { filters } : {}),
         pageSize: wholeNumber('--page-size', options.pageSize, 1, 100),
         ...(options.max
           ? { max: wholeNumber('--max', options.max, 0, Number.MAX_SAFE_INTEGER) }
           : {}),
         bom: options.bom,
+        ...(options.delta !== undefined ? { delta: true } : {}),
       };
+      const subject = { kind: what, ...(options.cycle ? { cycle: options.cycle } : {}) };
+      let deltaToken: string | undefined;
+      try {
+        deltaToken =
+          options.delta === undefined ? undefined : readDeltaToken(options.delta, subject);
+      } catch (error) {
+        if (error instanceof ExportError) throw new CliError(error.message, EXIT_USAGE);
+        throw error;
+      }
       const showProgress = options.progress ?? process.stderr.isTTY === true;
       let latest: ExportProgress = { rows: 0, pages: 0, done: false };
       const draw = showProgress ? progressLine(what, process.stderr) : undefined;
@@ -187,16 +221,25 @@ export function registerExport(program: Command): void {
       };
       await interruptible(async (signal) => {
         try {
-          await runExport(new CompplanClient({ baseUrl: server.url, apiKey }), request, {
-            ...(options.output ? { output: options.output } : {}),
-            resume: options.resume === true,
-            force: options.force === true,
-            signal,
-            onProgress: (progress) => {
-              latest = progress;
-              draw?.(progress);
+          const done = await runExport(
+            new CompplanClient({ baseUrl: server.url, apiKey }),
+            request,
+            {
+              ...(options.output ? { output: options.output } : {}),
+              ...(deltaToken ? { deltaToken } : {}),
+              resume: options.resume === true,
+              force: options.force === true,
+              signal,
+              onProgress: (progress) => {
+                latest = progress;
+                draw?.(progress);
+              },
             },
-          });
+          );
+          // Only now, with every change written: the next run starts from here.
+          if (options.delta !== undefined && done.deltaToken) {
+            writeDeltaToken(options.delta, subject, done.deltaToken);
+          }
         } catch (error) {
           // The reader of standard output has all it wanted (e.g. `| head`): not a failure.
           if ((error as NodeJS.ErrnoException).code === 'EPIPE' && !signal.aborted) return;
