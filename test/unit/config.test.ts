@@ -103,6 +103,20 @@ describe('loadConfig', () => {
     },
   );
 
+  it('reads CHANGE_RETENTION_DAYS, 30 by default', () => {
+    expect(loadConfig({}).changeRetentionDays).toBe(30);
+    expect(loadConfig({ CHANGE_RETENTION_DAYS: '7' }).changeRetentionDays).toBe(7);
+  });
+
+  it.each([
+    ['0', 'CHANGE_RETENTION_DAYS must be from 1 to 3650 (got "0")'],
+    ['3651', 'CHANGE_RETENTION_DAYS must be from 1 to 3650 (got "3651")'],
+    ['30d', 'CHANGE_RETENTION_DAYS must be a whole number from 1 to 3650 (got "30d")'],
+    ['-1', 'CHANGE_RETENTION_DAYS must be a whole number from 1 to 3650 (got "-1")'],
+  ])('refuses CHANGE_RETENTION_DAYS=%j with a one-line message naming it', (value, message) => {
+    expect(errorOf({ CHANGE_RETENTION_DAYS: value })).toBe(message);
+  });
+
   it('refuses a blank HOST with a one-line message naming it', () => {
     expect(errorOf({ HOST: '   ' })).toBe('HOST must not be empty (got "   ")');
   });
