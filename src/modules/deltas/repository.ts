@@ -19,9 +19,17 @@ export interface ChangesRead<Item> {
   changes: Change<Item>[];
 }
 
-/** `and (change_seq, id) > (…)` past the walk's position, or nothing on its first page. */
-function pastPosition(walk: DeltaWalk): RawBuilder<unknown> {
-  return walk.after ? sql` and (change_seq, id) > (${walk.after[0]}, ${walk.after[1]})` : sql``;
+/**
+ * Where a scan starts: past the walk's position, and above `stamp` (the walk's `from` for
+ * items, `removalsFrom` for removals). One condition, whichever is the tighter, so that
+ * the database starts its range scan there: with both, SQLite starts at the looser one
+ * and filters every row up to the position, page after page.
+ */
+function changedSince(stamp: number, walk: DeltaWalk): RawBuilder<unknown> {
+  const after = walk.after;
+  return after && after[0] > stamp
+    ? sql`(change_seq, id) > (${after[0]}, ${after[1]})`
+    : sql`change_seq > ${stamp}`;
 }
 
 /** The two scans, as one list of rows: live items (`body` or cycle columns) and removals. */
@@ -57,6 +65,42 @@ function merged<Row extends StateRow, Item>(
     .slice(0, limit + 1);
 }
 
+type EmployeeChangeRow = StateRow & { created: number | string; body: string | null };
+
+/**
+ * The statement of a page of employee changes: the organisation's counter, the cycle's
+ * creation stamp, and the changes; no row when the scope may not read the cycle.
+ * Exported for the test of its plan (test/db/delta-plan.test.ts).
+ */
+export function employeeChangesQuery(scope: ReadScope, meritCycleId: string, walk: DeltaWalk) {
+  const { organizationId, cycleIds } = scope;
+  const inCycleScope =
+    cycleIds === null
+      ? sql``
+      : cycleIds.length === 0
+        ? sql` and 1 = 0`
+        : sql` and c.id in (${sql.join(cycleIds)})`;
+  const n = walk.limit + 1;
+  const live = sql`select change_seq as stamp, id, body from merit_cycle_employees
+     where merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}
+       and ${changedSince(walk.from, walk)}
+     order by change_seq, id limit ${n}`;
+  const removed =
+    walk.removalsFrom === undefined
+      ? undefined
+      : sql`select change_seq as stamp, id, null as body from removed_employees
+     where merit_cycle_id = ${meritCycleId}
+       and ${changedSince(walk.removalsFrom, walk)}
+     order by change_seq, id limit ${n}`;
+  return sql<EmployeeChangeRow>`
+    select o.change_seq as counter, o.purged_change_seq as purged,
+           c.created_change_seq as created, changed.stamp, changed.id, changed.body
+      from organizations o
+      join merit_cycles c on c.organization_id = o.id and c.id = ${meritCycleId}${inCycleScope}
+      left join (${changedRows(live, removed)}) changed on 1 = 1
+     where o.id = ${organizationId}`;
+}
+
 /**
  * A page of the employee changes of a merit cycle the scope may read; undefined when it
  * may not (another organisation's, outside a key's cycle scope, or none).
@@ -68,32 +112,7 @@ export async function readEmployeeChanges(
   walk: DeltaWalk,
 ): Promise<ChangesRead<string> | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
-  const { organizationId, cycleIds } = scope;
-  const inCycleScope =
-    cycleIds === null
-      ? sql``
-      : cycleIds.length === 0
-        ? sql` and 1 = 0`
-        : sql` and c.id in (${sql.join(cycleIds)})`;
-  const n = walk.limit + 1;
-  const live = sql`select change_seq as stamp, id, body from merit_cycle_employees
-     where merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}
-       and change_seq > ${walk.from}${pastPosition(walk)}
-     order by change_seq, id limit ${n}`;
-  const removed =
-    walk.removalsFrom === undefined
-      ? undefined
-      : sql`select change_seq as stamp, id, null as body from removed_employees
-     where merit_cycle_id = ${meritCycleId}
-       and change_seq > ${walk.removalsFrom}${pastPosition(walk)}
-     order by change_seq, id limit ${n}`;
-  const { rows } = await sql<StateRow & { created: number | string; body: string | null }>`
-    select o.change_seq as counter, o.purged_change_seq as purged,
-           c.created_change_seq as created, changed.stamp, changed.id, changed.body
-      from organizations o
-      join merit_cycles c on c.organization_id = o.id and c.id = ${meritCycleId}${inCycleScope}
-      left join (${changedRows(live, removed)}) changed on 1 = 1
-     where o.id = ${organizationId}`.execute(db);
+  const { rows } = await employeeChangesQuery(scope, meritCycleId, walk).execute(db);
   const first = rows[0];
   if (!first) return undefined;
   const hidden = scope.hiddenColumns;
@@ -131,14 +150,14 @@ export async function readMeritCycleChanges(
   // The scans carry stamps and ids only; the cycles' columns are joined to the live ones.
   const live = sql`select change_seq as stamp, id, 0 as removed from merit_cycles
      where organization_id = ${organizationId}${inCycleScope}
-       and change_seq > ${walk.from}${pastPosition(walk)}
+       and ${changedSince(walk.from, walk)}
      order by change_seq, id limit ${n}`;
   const removed =
     walk.removalsFrom === undefined
       ? undefined
       : sql`select change_seq as stamp, id, 1 as removed from removed_merit_cycles
      where organization_id = ${organizationId}${inCycleScope}
-       and change_seq > ${walk.removalsFrom}${pastPosition(walk)}
+       and ${changedSince(walk.removalsFrom, walk)}
      order by change_seq, id limit ${n}`;
   const { rows } = await sql<StateRow & { removed: number | null } & CycleColumns>`
     select o.change_seq as counter, o.purged_change_seq as purged,
