@@ -258,10 +258,12 @@ describe('scoped key isolation matrix', () => {
       const seen: string[] = [];
       const pages = [
         `${MERIT_CYCLES}?limit=100`,
+        `${MERIT_CYCLES}/delta?limit=100`,
         ...own().cycles.flatMap((cycle) => [
           cyclePath(cycle),
           ratesPath(cycle),
           `${employeesPath(cycle)}?limit=100`,
+          `${employeesPath(cycle)}/delta?limit=100`,
         ]),
       ];
       for (const target of pages) {

@@ -14,6 +14,7 @@ import {
   expectRefused as expectRefusedBy,
   ID_FORMS,
   INVALID_CURSOR,
+  INVALID_DELTA_TOKEN,
   CYCLE_NOT_FOUND as NOT_FOUND,
 } from '../helpers/isolation.js';
 import { nodeRequest } from '../helpers/raw-http.js';
@@ -31,6 +32,8 @@ interface Tenant {
   /** Own cycles with at least two employees, for employee cursors. */
   cyclesWithEmployees: string[];
   cursors: { name: string; value: string; list: 'meritCycles' | 'employees' }[];
+  /** Delta tokens of its merit cycles delta and of its cycles' employee deltas. */
+  deltaTokens: string[];
 }
 
 describe('tenant isolation matrix', () => {
@@ -48,6 +51,7 @@ describe('tenant isolation matrix', () => {
       employees: employeeIdsOf(acmeDataSet()),
       cyclesWithEmployees: [CYCLE.annual2025],
       cursors: [],
+      deltaTokens: [],
     };
     tenants.globex = {
       org: GLOBEX,
@@ -56,6 +60,7 @@ describe('tenant isolation matrix', () => {
       employees: employeeIdsOf(globexDataSet(), globexSecondCycleDataSet()),
       cyclesWithEmployees: [GLOBEX_SECOND_CYCLE],
       cursors: [],
+      deltaTokens: [],
     };
     for (const tenant of Object.values(tenants)) {
       const cursorOf = async (target: string) => {
@@ -84,7 +89,23 @@ describe('tenant isolation matrix', () => {
             list: 'employees' as const,
           })),
         )),
+        {
+          name: 'merit cycles delta cursor',
+          value: await cursorOf(`${MERIT_CYCLES}/delta?limit=1`),
+          list: 'meritCycles',
+        },
       );
+      for (const target of [
+        `${MERIT_CYCLES}/delta?limit=100`,
+        ...tenant.cyclesWithEmployees.map((cycle) => `${employeesPath(cycle)}/delta?limit=100`),
+      ]) {
+        const response = await nodeRequest(server.url, target, {
+          headers: { 'x-api-key': tenant.key },
+        });
+        const { deltaToken } = JSON.parse(response.body) as { deltaToken: string | null };
+        if (!deltaToken) throw new Error(`${target} gave no deltaToken`);
+        tenant.deltaTokens.push(deltaToken);
+      }
     }
   });
   afterAll(() => server.close());
@@ -121,6 +142,31 @@ describe('tenant isolation matrix', () => {
       for (const cursor of other().cursors) {
         for (const query of [`nextCursor=${cursor.value}`, `limit=5&nextCursor=${cursor.value}`]) {
           await expectRefused(own().key, `${MERIT_CYCLES}?${query}`, 400, INVALID_CURSOR);
+        }
+      }
+    });
+
+    it('its delta tokens and cursors on our deltas → 400', async () => {
+      const deltas = [
+        `${MERIT_CYCLES}/delta`,
+        ...own().cyclesWithEmployees.map((cycle) => `${employeesPath(cycle)}/delta`),
+      ];
+      for (const delta of deltas) {
+        for (const token of other().deltaTokens) {
+          await expectRefused(
+            own().key,
+            `${delta}?deltaToken=${encodeURIComponent(token)}`,
+            400,
+            INVALID_DELTA_TOKEN,
+          );
+        }
+        for (const cursor of other().cursors) {
+          await expectRefused(
+            own().key,
+            `${delta}?nextCursor=${encodeURIComponent(cursor.value)}`,
+            400,
+            INVALID_CURSOR,
+          );
         }
       }
     });
@@ -187,7 +233,11 @@ describe('tenant isolation matrix', () => {
       const seen: string[] = [];
       const pages = [
         `${MERIT_CYCLES}?limit=100`,
-        ...own().cycles.map((cycle) => `${employeesPath(cycle)}?limit=100`),
+        `${MERIT_CYCLES}/delta?limit=100`,
+        ...own().cycles.flatMap((cycle) => [
+          `${employeesPath(cycle)}?limit=100`,
+          `${employeesPath(cycle)}/delta?limit=100`,
+        ]),
       ];
       for (const target of pages) {
         const response = await nodeRequest(server.url, target, {

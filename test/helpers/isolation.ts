@@ -8,6 +8,8 @@ import { nodeRequest } from './raw-http.js';
 export const CYCLE_NOT_FOUND = 'Merit cycle not found';
 export const INVALID_CURSOR =
   'nextCursor is not a valid cursor: pass back the nextCursor of a previous page, unchanged';
+export const INVALID_DELTA_TOKEN =
+  'deltaToken is not a valid delta token: pass back the deltaToken of the last page of a delta, unchanged';
 
 /** Percent-encodes every character: the router decodes it back to the same id. */
 export const fullyEncoded = (id: string) =>
@@ -19,6 +21,7 @@ export const CYCLE_ENDPOINTS: [string, (id: string) => string][] = [
   ['GET /meritCycles/{id}/exchangeRates', ratesPath],
   ['GET /meritCycles/{id}/employees', employeesPath],
   ['GET /meritCycles/{id}/employees?limit=100', (id) => `${employeesPath(id)}?limit=100`],
+  ['GET /meritCycles/{id}/employees/delta', (id) => `${employeesPath(id)}/delta`],
 ];
 
 /** The forms in which a cycle id can be sent. */
