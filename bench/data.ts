@@ -1,4 +1,5 @@
 // npm run bench:data -- --employees N [--deep N] [--database URL] [--only-load]
+// npm run bench:data -- --deep N --database URL --change-deep PERCENT
 //
 // A realistic large data set, loaded through the real import path — the command line,
 // `node bin/compplan.js import FILE`, one process per file, as a user runs it:
@@ -18,7 +19,10 @@
 // one: the same files read and JSON.parse'd line by line (no validation, no database), and
 // the same rows inserted bare (prepared statement or unnest batches, no validation, no
 // staging, no matching) into a scratch database with the same schema. --only-load skips
-// the JSON import and the baselines (what `npm run bench` needs). Not part of npm test.
+// the JSON import and the baselines (what `npm run bench` needs). --change-deep PERCENT
+// imports only the deep cycle again, with that percentage of its employees changed (a new
+// preferred name for every 100/PERCENT-th): what `npm run bench` reads a delta of. Not
+// part of npm test.
 import { spawn } from 'node:child_process';
 import {
   closeSync,
@@ -285,7 +289,18 @@ const DEEP_ORGANIZATION_LINE = {
 };
 
 /** The deep cycle in one file: NDJSON, or the JSON format (one data set, one cycle). */
-function writeDeepFile(dir: string, deep: number, format: 'ndjson' | 'json'): DataFile {
+function writeDeepFile(
+  dir: string,
+  deep: number,
+  format: 'ndjson' | 'json',
+  changedEvery = 0,
+): DataFile {
+  const deepEmployee = (i: number) => {
+    const stored = employee(100_000, i, 'deep.example');
+    return changedEvery > 0 && i % changedEvery === 0
+      ? { ...stored, preferredName: `Changed ${i}` }
+      : stored;
+  };
   const path = join(dir, `${DEEP_ORGANIZATION}.${format}`);
   const out = new FileWriter(path);
   const { employees: _none, ...fields } = cycle(0, 'Deep cycle', [], DEEP_CYCLE);
@@ -293,16 +308,14 @@ function writeDeepFile(dir: string, deep: number, format: 'ndjson' | 'json'): Da
     out.write(`${JSON.stringify({ organization: DEEP_ORGANIZATION_LINE })}\n`);
     out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
     for (let i = 0; i < deep; i++) {
-      out.write(
-        `${JSON.stringify({ employee: employee(100_000, i, 'deep.example'), meritCycle: DEEP_CYCLE })}\n`,
-      );
+      out.write(`${JSON.stringify({ employee: deepEmployee(i), meritCycle: DEEP_CYCLE })}\n`);
     }
   } else {
     const top = JSON.stringify({ organization: DEEP_ORGANIZATION_LINE, meritCycles: [fields] });
     // …[{"id": …, "exchangeRates": {…}}]} → …, "employees": [ … ]}]}
     out.write(`${top.slice(0, -3)},"employees":[\n`);
     for (let i = 0; i < deep; i++) {
-      out.write(`${i === 0 ? '' : ',\n'}${JSON.stringify(employee(100_000, i, 'deep.example'))}`);
+      out.write(`${i === 0 ? '' : ',\n'}${JSON.stringify(deepEmployee(i))}`);
     }
     out.write('\n]}]}\n');
   }
@@ -561,6 +574,7 @@ async function main() {
       deep: { type: 'string', default: '500000' },
       database: { type: 'string' },
       'only-load': { type: 'boolean', default: false },
+      'change-deep': { type: 'string' },
       // Keeps the generated files (their directory is printed), e.g. to profile one import.
       keep: { type: 'boolean', default: false },
     },
@@ -579,6 +593,19 @@ async function main() {
   await database.db.destroy();
 
   const dir = mkdtempSync(join(tmpdir(), 'compplan-bench-data-'));
+  if (values['change-deep'] !== undefined) {
+    const percent = wholeNumberFlag('change-deep', values['change-deep'], 1);
+    try {
+      const file = writeDeepFile(dir, deep, 'ndjson', Math.round(100 / percent));
+      const result = await importFile(file, databaseUrl);
+      log(
+        `the deep cycle again with ${percent} % of its employees changed: ${result.seconds.toFixed(1)} s (${result.output.trim().split('\n').at(-1)?.trim() ?? ''})`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return;
+  }
   try {
     let started = performance.now();
     const files = writeOrganizationFiles(dir, total);

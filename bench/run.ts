@@ -19,7 +19,10 @@
 //    compplan` execute it (with the V8 flags of its first line): the environment holds
 //    only DATABASE_URL and RATE_LIMIT_PER_SECOND=1000000 (so that the quota is not what
 //    is measured), LOG_LEVEL is its default (info), its standard output goes to a file.
-// 4. Each scenario's answers captured over HTTP (the walk's pages by following
+// 4. A full delta walk of the deep cycle for its deltaToken, then the deep cycle imported
+//    again with 1 % of its employees changed (`bench/data.ts --change-deep 1`, through
+//    the command line): the delta from that token is what the delta scenario walks.
+//    Each scenario's answers captured over HTTP (the walks' pages by following
 //    nextCursor), then served by the ceiling (bench/ceiling.js): a bare node:http server
 //    that replays, for each URL, the status, headers and body compplan sent.
 // 5. wrk -t1 -c32 per scenario: compplan after --warm-up seconds of unmeasured load, then
@@ -58,6 +61,8 @@ const EMPLOYEES_PAGE = `${LIST}/${DEEP_CYCLE}/employees?limit=100`;
 const CONNECTIONS = 32;
 const WALK_PAGES = 500;
 const DEEP_EMPLOYEES = 100_000;
+const EMPLOYEES_DELTA = `${LIST}/${DEEP_CYCLE}/employees/delta?limit=100`;
+const CHANGED_PERCENT = 1;
 
 const { values: args } = parseFlags({
   options: {
@@ -180,6 +185,33 @@ async function walkPaths(base: string, key: string, captured: Map<string, Answer
   return paths;
 }
 
+/**
+ * A whole delta walk of the deep cycle from `deltaToken` (none: the full one), every page
+ * kept in `captured` when given; its paths and the token of its last page.
+ */
+async function deltaWalk(
+  base: string,
+  key: string,
+  deltaToken: string | undefined,
+  captured?: Map<string, Answer>,
+): Promise<{ paths: string[]; deltaToken: string }> {
+  const paths: string[] = [];
+  let path = deltaToken
+    ? `${EMPLOYEES_DELTA}&deltaToken=${encodeURIComponent(deltaToken)}`
+    : EMPLOYEES_DELTA;
+  for (;;) {
+    const answer = await answered(base, path, key);
+    captured?.set(path, answer);
+    paths.push(path);
+    const page = JSON.parse(answer.body.toString()) as {
+      nextCursor: string | null;
+      deltaToken: string | null;
+    };
+    if (page.nextCursor === null) return { paths, deltaToken: page.deltaToken ?? '' };
+    path = `${EMPLOYEES_DELTA}&nextCursor=${encodeURIComponent(page.nextCursor)}`;
+  }
+}
+
 function peakRssKiB(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
@@ -203,7 +235,7 @@ async function listening(base: string, child: ChildProcess, what: string) {
  * Each scenario's answers as compplan gives them, written to files in `dir`: the
  * ceiling's answers (bench/ceiling.js reads them) and the walk's paths (walk.lua's).
  */
-async function capture(base: string, key: string, dir: string) {
+async function capture(base: string, key: string, dir: string, deltaToken: string) {
   const captured = new Map<string, Answer>();
   for (const path of ['/ping', LIST, EMPLOYEES_PAGE]) {
     captured.set(path, await answered(base, path, key));
@@ -211,6 +243,9 @@ async function capture(base: string, key: string, dir: string) {
   const paths = await walkPaths(base, key, captured);
   const walkFile = join(dir, 'walk.txt');
   writeFileSync(walkFile, `${paths.join('\n')}\n`);
+  const delta = await deltaWalk(base, key, deltaToken, captured);
+  const deltaFile = join(dir, 'delta.txt');
+  writeFileSync(deltaFile, `${delta.paths.join('\n')}\n`);
   const capturedFile = join(dir, 'captured.json');
   const answers = [...captured].map(([url, answer]) => ({
     url,
@@ -220,7 +255,13 @@ async function capture(base: string, key: string, dir: string) {
   }));
   writeFileSync(capturedFile, JSON.stringify(answers));
   const bytes = paths.reduce((sum, path) => sum + (captured.get(path)?.body.length ?? 0), 0);
-  return { capturedFile, walkFile, walk: { pages: paths.length, bytes } };
+  return {
+    capturedFile,
+    walkFile,
+    deltaFile,
+    walk: { pages: paths.length, bytes },
+    delta: { pages: delta.paths.length },
+  };
 }
 
 async function benchDatabase(
@@ -261,7 +302,28 @@ async function benchDatabase(
   let ceiling: ChildProcess | undefined;
   try {
     await listening(base, server, 'compplan serve');
-    const { capturedFile, walkFile, walk } = await capture(base, key, dir);
+    // The token of a full sync, then 1 % of the deep cycle changed by an import.
+    const synced = await deltaWalk(base, key, undefined);
+    await node(
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'bench', 'data.ts'),
+        '--deep',
+        String(DEEP_EMPLOYEES),
+        '--change-deep',
+        String(CHANGED_PERCENT),
+        '--database',
+        databaseUrl,
+      ],
+      process.env,
+    );
+    const { capturedFile, walkFile, deltaFile, walk, delta } = await capture(
+      base,
+      key,
+      dir,
+      synced.deltaToken,
+    );
     const ceilingPort = await freePort();
     const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
     ceiling = spawn(
@@ -275,6 +337,9 @@ async function benchDatabase(
       const common = { seconds, connections: CONNECTIONS, apiKey: key };
       if (scenario === 'employees walk') {
         return { ...common, url, script: 'walk.lua', scriptArgs: [walkFile] };
+      }
+      if (scenario === 'employees delta') {
+        return { ...common, url, script: 'walk.lua', scriptArgs: [deltaFile] };
       }
       const path = { ping: '/ping', 'cycle list': LIST, 'employees page 1': EMPLOYEES_PAGE }[
         scenario
@@ -291,7 +356,13 @@ async function benchDatabase(
       };
     };
     const scenarios: DatabaseResult['scenarios'] = [];
-    for (const scenario of ['ping', 'cycle list', 'employees page 1', 'employees walk'] as const) {
+    for (const scenario of [
+      'ping',
+      'cycle list',
+      'employees page 1',
+      'employees walk',
+      'employees delta',
+    ] as const) {
       if (WARM_UP > 0) await runWrk(runOf(scenario, base, WARM_UP));
       const result = { scenario, compplan: [] as Measure[], ceiling: [] as Measure[] };
       for (let round = 0; round < ROUNDS; round++) {
@@ -304,7 +375,7 @@ async function benchDatabase(
       }
       scenarios.push(result);
     }
-    return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk };
+    return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk, delta };
   } finally {
     if (ceiling) await stopProcess(ceiling);
     await stopProcess(server);
