@@ -36,6 +36,7 @@ const ref = (kind: 'schemas' | 'responses' | 'headers', name: string): Reference
 
 const EXAMPLE_TIMESTAMP = '2025-03-04T10:15:30.000Z';
 const EXAMPLE_CYCLE_ID = 'mc_1b4e28ba-2fa1-41d2-883f-0016d3cca427';
+const EXAMPLE_DELTA_TOKEN = 'eyJ2IjoxLCJzIjoidG9rZW46ZW1wbG95ZWVzRGVsdGEifQ.Xw3kP2aQ7Lm9cR1tUv5yZA';
 const EXAMPLE_CURSOR = 'eyJsIjoibWMiLCJmIjp7fSwiYSI6WyIyMDI0LTExLTE1VDA5OjMwOjAwLjAwMFoiXX0.q8Jd0x';
 
 const errorExample = (path: string, message: string, statusCode: number) => ({
@@ -352,6 +353,73 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
       ),
       validationErrors: [{ path: 'limit', message: 'must be at least 1', code: 'too_small' }],
     },
+  },
+  meritCyclesDelta: {
+    '200': {
+      data: [
+        {
+          id: EXAMPLE_CYCLE_ID,
+          name: '2025 Annual Merit',
+          startDate: '2025-01-01T00:00:00.000Z',
+          endDate: '2025-03-31T23:59:59.999Z',
+          createdDate: '2024-11-15T09:30:00.000Z',
+          status: 'finalized',
+        },
+        { id: 'mc_7c9e6679-7425-40de-944b-e07fc1f90ae7', removed: true },
+      ],
+      nextCursor: null,
+      deltaToken: EXAMPLE_DELTA_TOKEN,
+    },
+    '400': errorExample(
+      '/v1/compensationPlanning/meritCycles/delta',
+      'deltaToken belongs to a different delta',
+      400,
+    ),
+    '410': errorExample(
+      '/v1/compensationPlanning/meritCycles/delta',
+      'deltaToken has expired: the changes since it are no longer kept. Sync in full again (call without deltaToken) and keep the new deltaToken',
+      410,
+    ),
+    '422': unknownParameterExample('/v1/compensationPlanning/meritCycles/delta'),
+  },
+  meritCycleEmployeesDelta: {
+    '200': {
+      data: [
+        {
+          id: 'mce_9a1f0c52-7d1e-4c0b-a6f3-2b8e5d4c3a10',
+          email: 'ada@acme.example',
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+          preferredName: null,
+          currencyCode: { code: 'GBP', value: 'British Pound' },
+          eligibilityStatus: 'eligible',
+          columns: {
+            department: { name: 'Department', type: 'text', value: 'Research' },
+          },
+        },
+        { id: 'mce_3f2504e0-4f89-41d3-9a0c-0305e82c3301', removed: true },
+      ],
+      nextCursor: null,
+      deltaToken: EXAMPLE_DELTA_TOKEN,
+    },
+    '400': errorExample(
+      `/v1/compensationPlanning/meritCycles/${EXAMPLE_CYCLE_ID}/employees/delta`,
+      'Send nextCursor to go on with a delta walk, or deltaToken to start one, not both',
+      400,
+    ),
+    '404': errorExample(
+      `/v1/compensationPlanning/meritCycles/${EXAMPLE_CYCLE_ID}/employees/delta`,
+      'Merit cycle not found',
+      404,
+    ),
+    '410': errorExample(
+      `/v1/compensationPlanning/meritCycles/${EXAMPLE_CYCLE_ID}/employees/delta`,
+      'deltaToken has expired: the changes since it are no longer kept. Sync in full again (call without deltaToken) and keep the new deltaToken',
+      410,
+    ),
+    '422': unknownParameterExample(
+      `/v1/compensationPlanning/meritCycles/${EXAMPLE_CYCLE_ID}/employees/delta`,
+    ),
   },
   healthz: { '200': { status: 'ok' } },
   readyz: {
