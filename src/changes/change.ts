@@ -1,14 +1,20 @@
 // One change of an organisation's data — an import, or the removal of a merit cycle — as
 // delta sync sees it (decisions.md section 4, migration 0010).
 //
-// Every row the change creates, changes or removes is stamped with the organisation's
-// next counter value; the counter itself is advanced at the end, and only if something
-// was stamped, so that re-importing identical data advances nothing. The counter is read
-// and written inside the change's transaction, after the organisation's import lock
-// (load.ts; on PostgreSQL also under the row lock of `for update`), so changes of one
-// organisation get their stamps in the order they commit. That is what makes a delta
-// token safe: a reader that sees counter value C sees every row stamped C or less, and
-// any change not yet committed will be stamped above C (src/changes/delta.ts).
+// Every row the change creates, changes or removes gets a stamp of its own above the
+// organisation's counter, in the order the change writes the rows; the counter itself is
+// advanced to the last stamp at the end, and only if something was stamped, so that
+// re-importing identical data advances nothing. The counter is read and written inside
+// the change's transaction, after the organisation's import lock (load.ts; on PostgreSQL
+// also under the row lock of `for update`), so changes of one organisation get their
+// stamps in the order they commit. That is what makes a delta token safe: a reader that
+// sees counter value C sees every row stamped C or less, and any change not yet committed
+// will be stamped above C (src/modules/deltas/walk.ts).
+//
+// A stamp a row rather than one an import: the change-order index (merit_cycle_id,
+// change_seq, id) is then filled at its end, in the order the rows are written, as the
+// table is, instead of at places all over it in id order — an import of 1,000,000 new
+// employees took a third more CPU with one stamp for all of them.
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db/connect.js';
 import type { Database } from '../db/types.js';
@@ -18,17 +24,20 @@ type Tx = Kysely<Database>;
 const DAY_MS = 86_400_000;
 
 export class OrganizationChange {
-  private changed = false;
+  /** The stamp the next row written gets. */
+  private next: number;
 
   private constructor(
     readonly dialect: Dialect,
     readonly organizationId: string,
-    /** The stamp of every row this change writes or removes. */
-    readonly stamp: number,
+    /** The organisation's counter when the change began. */
+    private readonly counter: number,
     /** When it happened, ISO 8601: the time of its tombstones. */
     readonly at: string,
     private purgedThrough: number,
-  ) {}
+  ) {
+    this.next = counter + 1;
+  }
 
   /** Opens the change of an organisation whose import lock the transaction holds. */
   static async begin(
@@ -46,19 +55,27 @@ export class OrganizationChange {
     return new OrganizationChange(
       dialect,
       organizationId,
-      Number(row.change_seq) + 1,
+      Number(row.change_seq),
       at,
       Number(row.purged_change_seq),
     );
   }
 
-  /** Something was stamped: the counter moves on when the change finishes. */
-  stamped(): void {
-    this.changed = true;
+  /**
+   * The first stamp of the rows a statement is about to write: it gives them this one
+   * and the ones after it, in the order it writes them, then says how many with `used`.
+   */
+  get nextStamp(): number {
+    return this.next;
+  }
+
+  /** `count` stamps from nextStamp on were given to rows. */
+  used(count: number): void {
+    this.next += count;
   }
 
   get anythingChanged(): boolean {
-    return this.changed;
+    return this.next > this.counter + 1;
   }
 
   /**
@@ -67,10 +84,10 @@ export class OrganizationChange {
    * before it can no longer be answered).
    */
   async finish(trx: Tx, retentionDays: number): Promise<void> {
-    if (this.changed) {
+    if (this.anythingChanged) {
       await trx
         .updateTable('organizations')
-        .set({ change_seq: this.stamp })
+        .set({ change_seq: this.next - 1 })
         .where('id', '=', this.organizationId)
         .execute();
     }

@@ -19,18 +19,21 @@ export async function rememberPrunedEmployees(
   meritCycleId: string,
   matches: string,
 ): Promise<void> {
-  // Values in a select list get no type from the column they go to: the stamp is inlined
-  // (an integer of ours), the time typed for PostgreSQL.
+  // Values in a select list get no type from the column they go to: the stamps are
+  // inlined (integers of ours), the time typed for PostgreSQL.
   const at = change.dialect === 'postgres' ? sql`${change.at}::timestamptz` : sql`${change.at}`;
-  await sql`insert into removed_employees (merit_cycle_id, id, organization_id, change_seq, removed_at)
-    select e.merit_cycle_id, e.id, e.organization_id, ${sql.lit(change.stamp)}, ${at}
+  const result =
+    await sql`insert into removed_employees (merit_cycle_id, id, organization_id, change_seq, removed_at)
+    select e.merit_cycle_id, e.id, e.organization_id,
+           ${sql.lit(change.nextStamp - 1)} + row_number() over (order by e.id), ${at}
       from merit_cycle_employees e
      where e.merit_cycle_id = ${meritCycleId}
        and not exists (select 1 from ${sql.table(matches)} m where m.stored_id = e.id)
     on conflict (merit_cycle_id, id)
       do update set change_seq = excluded.change_seq, removed_at = excluded.removed_at`.execute(
-    trx,
-  );
+      trx,
+    );
+  change.used(Number(result.numAffectedRows ?? 0n));
 }
 
 /**
@@ -89,15 +92,15 @@ export async function rememberRemovedCycle(
     .values({
       organization_id: change.organizationId,
       id: meritCycleId,
-      change_seq: change.stamp,
+      change_seq: change.nextStamp,
       removed_at: change.at,
     })
     .onConflict((conflict) =>
       conflict.columns(['organization_id', 'id']).doUpdateSet({
-        change_seq: change.stamp,
+        change_seq: change.nextStamp,
         removed_at: change.at,
       }),
     )
     .execute();
-  change.stamped();
+  change.used(1);
 }

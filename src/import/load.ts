@@ -442,16 +442,16 @@ async function upsertMeritCycle(
     exchange_rates: cycle.exchangeRates
       ? JSON.stringify(cycle.exchangeRates)
       : (existing?.exchange_rates ?? '{}'),
-    change_seq: change.stamp,
+    change_seq: change.nextStamp,
   };
   if (!existing) {
     await trx
       .insertInto('merit_cycles')
-      .values({ ...values, created_change_seq: change.stamp })
+      .values({ ...values, created_change_seq: change.nextStamp })
       .execute();
+    change.used(1);
     // A cycle imported again under the id of one removed before is no longer removed.
     await forgetRemovedCycle(trx, organizationId, id);
-    change.stamped();
     return { id, outcome: 'created' };
   }
   const same =
@@ -464,7 +464,7 @@ async function upsertMeritCycle(
     existing.exchange_rates === values.exchange_rates;
   if (same) return { id, outcome: 'unchanged' };
   await trx.updateTable('merit_cycles').set(values).where('id', '=', id).execute();
-  change.stamped();
+  change.used(1);
   return { id, outcome: 'updated' };
 }
 
@@ -500,6 +500,14 @@ const PAGE_ORDER: Record<Dialect, string> = {
 // body always starts `{"id":"<id>"` (toEmployee puts the id first; ids need no escaping).
 const BODY_WITH_STORED_ID = `'{"id":"' || m.stored_id || substr(s.body, 8 + length(s.new_id))`;
 
+/**
+ * The change stamps of the rows an insert writes in `order` (src/changes/change.ts): the
+ * change's next stamps, one a row, in the order the rows are written. Integers of ours,
+ * inlined.
+ */
+const stampsInOrder = (change: OrganizationChange, order: string) =>
+  `${change.nextStamp - 1} + row_number() over (order by ${order})`;
+
 /** One cycle's staged employees against its stored ones, set-based. */
 async function mergeEmployees(
   trx: Tx,
@@ -507,21 +515,8 @@ async function mergeEmployees(
   change: OrganizationChange,
   merge: CycleMerge,
 ): Promise<Counts & { removed: number }> {
-  const counts = await mergeCycleEmployees(trx, dialect, change, merge);
-  if (counts.created + counts.updated + counts.removed > 0) change.stamped();
-  return counts;
-}
-
-async function mergeCycleEmployees(
-  trx: Tx,
-  dialect: Dialect,
-  change: OrganizationChange,
-  merge: CycleMerge,
-): Promise<Counts & { removed: number }> {
   const { organizationId } = change;
   const { meritCycleId, index } = merge;
-  // Every row written below carries the change's stamp (an integer of ours, inlined).
-  const stamp = String(change.stamp);
   const path = `meritCycles[${index}]`;
   const p = (n: number) => (dialect === 'postgres' ? `$${n}::text` : '?');
 
@@ -546,10 +541,12 @@ async function mergeCycleEmployees(
     await run(
       trx,
       `insert into merit_cycle_employees (${INSERT_COLUMNS})
-       select s.new_id, ${p(1)}, ${p(2)}, ${stamp}, ${STAGED_VALUES}, s.body
+       select s.new_id, ${p(1)}, ${p(2)}, ${stampsInOrder(change, PAGE_ORDER[dialect])},
+              ${STAGED_VALUES}, s.body
          from ${STAGING} s where s.cycle_index = ${index} order by ${PAGE_ORDER[dialect]}`,
       [organizationId, meritCycleId],
     );
+    change.used(merge.count);
     return { created: merge.count, updated: 0, unchanged: 0, removed: 0 };
   }
 
@@ -627,7 +624,8 @@ async function mergeCycleEmployees(
   await run(
     trx,
     `insert into merit_cycle_employees (${INSERT_COLUMNS})
-     select coalesce(m.stored_id, s.new_id), ${p(1)}, ${p(2)}, ${stamp}, ${STAGED_VALUES},
+     select coalesce(m.stored_id, s.new_id), ${p(1)}, ${p(2)},
+            ${stampsInOrder(change, 's.employee_index')}, ${STAGED_VALUES},
             case when m.stored_id is null or m.stored_id = s.new_id then s.body
                  else ${BODY_WITH_STORED_ID} end
        from ${STAGING} s left join ${MATCHES} m on m.seq = s.seq
@@ -635,6 +633,7 @@ async function mergeCycleEmployees(
       order by s.employee_index`,
     [organizationId, meritCycleId],
   );
+  change.used(merge.count - unchanged);
   // An employee imported again under the id of one pruned before is no longer removed.
   await forgetRemovedEmployees(trx, meritCycleId, STAGING, MATCHES, index);
   return {

@@ -183,8 +183,19 @@ describe('a walk from a deltaToken', () => {
       { id: gone, removed: true },
     ];
     expect(byId(delta.items)).toStrictEqual(byId(expected as Item[]));
-    // One import: one stamp, so the order is by id.
-    expect(delta.items.map((item) => item.id)).toStrictEqual(byId(delta.items).map((i) => i.id));
+    // In the order the import made the changes: its removals, then what it wrote (here
+    // in file order); the same whatever the page size.
+    expect(delta.items.map((item) => item.id)).toStrictEqual([
+      gone,
+      ...changed,
+      'mce_30000000-0000-4000-8000-00000000c001',
+      'mce_30000000-0000-4000-8000-00000000c002',
+    ]);
+    const onePerPage = await walkDelta(employeesDelta(LARGE_CYCLE), {
+      token: before.token,
+      limit: 1,
+    });
+    expect(onePerPage.items).toStrictEqual(delta.items);
 
     // And the walk after that one is empty.
     const after = await walkDelta(employeesDelta(LARGE_CYCLE), { token: delta.token });

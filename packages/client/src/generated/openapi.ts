@@ -1536,6 +1536,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "mc_1b4e28ba-2fa1-41d2-883f-0016d3cca427",
+                     *           "name": "2025 Annual Merit",
+                     *           "startDate": "2025-01-01T00:00:00.000Z",
+                     *           "endDate": "2025-03-31T23:59:59.999Z",
+                     *           "createdDate": "2024-11-15T09:30:00.000Z",
+                     *           "status": "finalized"
+                     *         },
+                     *         {
+                     *           "id": "mc_7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *           "removed": true
+                     *         }
+                     *       ],
+                     *       "nextCursor": null,
+                     *       "deltaToken": "eyJ2IjoxLCJzIjoidG9rZW46ZW1wbG95ZWVzRGVsdGEifQ.Xw3kP2aQ7Lm9cR1tUv5yZA"
+                     *     }
+                     */
                     "application/json": components["schemas"]["MeritCycleDeltaPage"];
                 };
             };
@@ -1556,6 +1576,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2025-03-04T10:15:30.000Z",
+                     *       "path": "/v1/compensationPlanning/meritCycles/delta",
+                     *       "message": "deltaToken belongs to a different delta",
+                     *       "statusCode": 400
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1574,6 +1602,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2025-03-04T10:15:30.000Z",
+                     *       "path": "/v1/compensationPlanning/meritCycles/delta",
+                     *       "message": "deltaToken has expired: the changes since it are no longer kept. Sync in full again (call without deltaToken) and keep the new deltaToken",
+                     *       "statusCode": 410
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1610,6 +1646,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2025-03-04T10:15:30.000Z",
+                     *       "path": "/v1/compensationPlanning/meritCycles/delta",
+                     *       "message": "Invalid query parameters: sort: Unrecognized parameter \"sort\"",
+                     *       "statusCode": 422,
+                     *       "validationErrors": [
+                     *         {
+                     *           "path": "sort",
+                     *           "message": "Unrecognized parameter \"sort\"",
+                     *           "code": "unrecognized_keys"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1675,6 +1726,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "mce_9a1f0c52-7d1e-4c0b-a6f3-2b8e5d4c3a10",
+                     *           "email": "ada@acme.example",
+                     *           "firstName": "Ada",
+                     *           "lastName": "Lovelace",
+                     *           "preferredName": null,
+                     *           "currencyCode": {
+                     *             "code": "GBP",
+                     *             "value": "British Pound"
+                     *           },
+                     *           "eligibilityStatus": "eligible",
+                     *           "columns": {
+                     *             "department": {
+                     *               "name": "Department",
+                     *               "type": "text",
+                     *               "value": "Research"
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "mce_3f2504e0-4f89-41d3-9a0c-0305e82c3301",
+                     *           "removed": true
+                     *         }
+                     *       ],
+                     *       "nextCursor": null,
+                     *       "deltaToken": "eyJ2IjoxLCJzIjoidG9rZW46ZW1wbG95ZWVzRGVsdGEifQ.Xw3kP2aQ7Lm9cR1tUv5yZA"
+                     *     }
+                     */
                     "application/json": components["schemas"]["MeritCycleEmployeeDeltaPage"];
                 };
             };
@@ -1695,6 +1777,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2025-03-04T10:15:30.000Z",
+                     *       "path": "/v1/compensationPlanning/meritCycles/mc_1b4e28ba-2fa1-41d2-883f-0016d3cca427/employees/delta",
+                     *       "message": "Send nextCursor to go on with a delta walk, or deltaToken to start one, not both",
+                     *       "statusCode": 400
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1711,6 +1801,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2025-03-04T10:15:30.000Z",
+                     *       "path": "/v1/compensationPlanning/meritCycles/mc_1b4e28ba-2fa1-41d2-883f-0016d3cca427/employees/delta",
+                     *       "message": "Merit cycle not found",
+                     *       "statusCode": 404
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1728,6 +1826,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2025-03-04T10:15:30.000Z",
+                     *       "path": "/v1/compensationPlanning/meritCycles/mc_1b4e28ba-2fa1-41d2-883f-0016d3cca427/employees/delta",
+                     *       "message": "deltaToken has expired: the changes since it are no longer kept. Sync in full again (call without deltaToken) and keep the new deltaToken",
+                     *       "statusCode": 410
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1764,6 +1870,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2025-03-04T10:15:30.000Z",
+                     *       "path": "/v1/compensationPlanning/meritCycles/mc_1b4e28ba-2fa1-41d2-883f-0016d3cca427/employees/delta",
+                     *       "message": "Invalid query parameters: sort: Unrecognized parameter \"sort\"",
+                     *       "statusCode": 422,
+                     *       "validationErrors": [
+                     *         {
+                     *           "path": "sort",
+                     *           "message": "Unrecognized parameter \"sort\"",
+                     *           "code": "unrecognized_keys"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
