@@ -1,10 +1,11 @@
 // Change tracking (decisions.md section 4): what a delta walk reads.
 //
 // - Every organisation counts its changes (`change_seq`): an import or a cycle removal
-//   that changes anything advances it by one, under the organisation's import lock, and
-//   stamps every row it creates, changes or removes with the new value. Imports of one
-//   organisation never overlap, so the values become visible in order: a reader that sees
-//   a counter value sees every row stamped with it or less (src/changes/change.ts).
+//   gives every row it creates, changes or removes a stamp of its own above the counter,
+//   under the organisation's import lock, and advances the counter to its last stamp.
+//   Imports of one organisation never overlap, so the stamps become visible in order: a
+//   reader that sees a counter value sees every row stamped with it or less
+//   (src/changes/change.ts).
 // - Merit cycles and employees carry the stamp of their last change, and an index in
 //   change order — (scope, change_seq, id) — so that a delta page is one range scan.
 //   Rows stored before this migration carry 0: the first walk (no token) reads from -1.
