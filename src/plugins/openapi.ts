@@ -255,6 +255,24 @@ const SHARED_RESPONSES: Record<string, Response> = {
 };
 
 /** Examples of the bodies the routes declare, by operation and status. */
+const EXAMPLE_EMPLOYEE = {
+  id: 'mce_9a1f0c52-7d1e-4c0b-a6f3-2b8e5d4c3a10',
+  email: 'ada@acme.example',
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  preferredName: null,
+  currencyCode: { code: 'GBP', value: 'British Pound' },
+  eligibilityStatus: 'eligible',
+  columns: {
+    department: { name: 'Department', type: 'text', value: 'Engineering' },
+    employee: {
+      name: 'Employee',
+      type: 'composite',
+      value: { fullName: 'Ada Lovelace', jobLevel: 'L5', jobTitle: 'Staff Engineer' },
+    },
+  },
+};
+
 const EXAMPLES: Record<string, Record<string, unknown>> = {
   ping: { '200': { message: 'pong' }, '422': unknownParameterExample('/ping') },
   listMeritCycles: {
@@ -315,23 +333,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   listMeritCycleEmployees: {
     '200': {
       data: [
-        {
-          id: 'mce_9a1f0c52-7d1e-4c0b-a6f3-2b8e5d4c3a10',
-          email: 'ada@acme.example',
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          preferredName: null,
-          currencyCode: { code: 'GBP', value: 'British Pound' },
-          eligibilityStatus: 'eligible',
-          columns: {
-            department: { name: 'Department', type: 'text', value: 'Engineering' },
-            employee: {
-              name: 'Employee',
-              type: 'composite',
-              value: { fullName: 'Ada Lovelace', jobLevel: 'L5', jobTitle: 'Staff Engineer' },
-            },
-          },
-        },
+        EXAMPLE_EMPLOYEE,
       ],
       nextCursor: null,
     },
@@ -386,14 +388,9 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
     '200': {
       data: [
         {
-          id: 'mce_9a1f0c52-7d1e-4c0b-a6f3-2b8e5d4c3a10',
-          email: 'ada@acme.example',
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          preferredName: null,
-          currencyCode: { code: 'GBP', value: 'British Pound' },
-          eligibilityStatus: 'eligible',
+          ...EXAMPLE_EMPLOYEE,
           columns: {
+            ...EXAMPLE_EMPLOYEE.columns,
             department: { name: 'Department', type: 'text', value: 'Research' },
           },
         },

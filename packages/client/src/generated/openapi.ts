@@ -1745,6 +1745,15 @@ export interface operations {
                      *               "name": "Department",
                      *               "type": "text",
                      *               "value": "Research"
+                     *             },
+                     *             "employee": {
+                     *               "name": "Employee",
+                     *               "type": "composite",
+                     *               "value": {
+                     *                 "fullName": "Ada Lovelace",
+                     *                 "jobLevel": "L5",
+                     *                 "jobTitle": "Staff Engineer"
+                     *               }
                      *             }
                      *           }
                      *         },
