@@ -332,9 +332,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   },
   listMeritCycleEmployees: {
     '200': {
-      data: [
-        EXAMPLE_EMPLOYEE,
-      ],
+      data: [EXAMPLE_EMPLOYEE],
       nextCursor: null,
     },
     '400': errorExample(
