@@ -10,6 +10,7 @@ import { employeesInPageOrder } from './migrations/0006-employees-in-page-order.
 import { apiKeysRevision } from './migrations/0007-api-keys-revision.js';
 import { webForms } from './migrations/0008-web-forms.js';
 import { leastPrivilegeKeys } from './migrations/0009-least-privilege-keys.js';
+import { webhooksSchema } from './migrations/0011-webhooks.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -22,6 +23,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0007-api-keys-revision': apiKeysRevision(dialect),
     '0008-web-forms': webForms(dialect),
     '0009-least-privilege-keys': leastPrivilegeKeys(dialect),
+    '0011-webhooks': webhooksSchema(dialect),
   };
 }
 

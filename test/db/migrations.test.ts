@@ -47,6 +47,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0011-webhooks', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
         ['0008-web-forms', 'Down', 'Success'],
         ['0007-api-keys-revision', 'Down', 'Success'],
@@ -68,6 +69,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0007-api-keys-revision',
         '0008-web-forms',
         '0009-least-privilege-keys',
+        '0011-webhooks',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect((await dumpTables(server.database.db)).merit_cycle_employees).toStrictEqual(
@@ -215,6 +217,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0011-webhooks', 'Success'],
       ['0009-least-privilege-keys', 'Success'],
       ['0008-web-forms', 'Success'],
       ['0007-api-keys-revision', 'Success'],
@@ -231,6 +234,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0007-api-keys-revision',
       '0008-web-forms',
       '0009-least-privilege-keys',
+      '0011-webhooks',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -262,6 +266,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0011-webhooks', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
       ]);
       const columns = await apiKeyColumns();
@@ -270,7 +275,10 @@ describe('migration 0009 down and up again, with keys in use', () => {
       await sql`update api_keys set revoked_at = revoked_at where name = 'scoped'`.execute(db);
       expect(await readKeysRevision(db)).toBeGreaterThan(revision);
 
-      expect(await migrateToLatest(server.database)).toEqual(['0009-least-privilege-keys']);
+      expect(await migrateToLatest(server.database)).toEqual([
+        '0009-least-privilege-keys',
+        '0011-webhooks',
+      ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
       await sql`update api_keys set hidden_columns = '["employee"]' where name = 'scoped'`.execute(

@@ -3,7 +3,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import type { Config, DatabaseConfig } from '../../src/config.js';
+import type { Config, DatabaseConfig, WebhookConfig } from '../../src/config.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { type ImportSummary, importDataSet } from '../../src/import/load.js';
@@ -53,6 +53,8 @@ export interface TestServerOptions {
   redisUrl?: string;
   /** The clock the server compares key expiry with (a TestClock's now): tests never sleep. */
   now?: () => number;
+  /** Runs a webhook dispatcher with this configuration, as `compplan serve` does. */
+  webhooks?: WebhookConfig;
 }
 
 /** A wall clock that stands still (at the real time it was made) until a test moves it. */
@@ -82,6 +84,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logLevel: 'info',
     metricsPort: undefined,
     trustProxy: options.trustProxy ?? [],
+    ...(options.webhooks && { webhooks: options.webhooks }),
   };
   const database = openDatabase(config.database);
   await migrateToLatest(database);
@@ -101,6 +104,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     database,
     logStream,
     ...(options.now && { now: options.now }),
+    deliverWebhooks: options.webhooks !== undefined,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
