@@ -25,7 +25,8 @@ export default fp<{ config: WebhookConfig }>(
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
-    for (const outcome of OUTCOMES) deliveries.labels({ outcome });
+    // Every outcome from the start, at 0: a rate over a series that appears late is wrong.
+    for (const outcome of OUTCOMES) deliveries.inc({ outcome }, 0);
     new Gauge({
       name: 'compplan_webhook_oldest_pending_seconds',
       help: 'Age of the oldest webhook delivery not yet delivered nor given up (0: none); it grows while receivers fail or no instance delivers.',

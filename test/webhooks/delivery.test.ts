@@ -4,9 +4,11 @@
 // down (WEBHOOK_SCHEDULE_SCALE, test-only), so five minutes take a fraction of a second.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WebhookConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/connect.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { recordPing } from '../../src/webhooks/outbox.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
+import { createTestDatabase } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -184,6 +186,23 @@ describe('webhook delivery after imports', () => {
       (rows) => rows[0]?.state === 'delivered',
     );
     expect(delivery).toMatchObject({ state: 'delivered', attempts: 3, last_status: 200 });
+    const metrics = await server.app.metrics.registry.metrics();
+    expect(metrics).toContain('compplan_webhook_deliveries_total{outcome="retrying"} 2\n');
+    expect(metrics).toContain('compplan_webhook_deliveries_total{outcome="delivered"} 1\n');
+    expect(metrics).toContain('compplan_webhook_deliveries_total{outcome="failed"} 0\n');
+    expect(metrics).toContain('compplan_webhook_oldest_pending_seconds 0\n');
+  });
+
+  it('an endpoint receives only the event types it chose', async () => {
+    const added = await addWebhookEndpoint(server.database.db, {
+      org: ORG,
+      url: receiver.url,
+      events: ['meritCycle.removed'],
+      allowPrivateNetworks: ['127.0.0.0/8'],
+    });
+    expect(added.events).toEqual(['meritCycle.removed']);
+    await server.load(dataSet({ employeesOfA: [1, 2, 3, 4], statusOfB: 'active' }));
+    expect(await deliveries(server)).toEqual([]);
   });
 
   it('a 410 answer disables the endpoint: its pending deliveries are cancelled and no more are recorded', async () => {
@@ -241,6 +260,48 @@ describe('retries until the schedule ends', () => {
     } finally {
       await receiver.close();
       await server.close();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('gives back the lease of a delivery in flight at once, uncounted, so another instance sends it', async () => {
+    const database = await createTestDatabase();
+    const receiver = await startWebhookReceiver();
+    try {
+      const server = await startTestServer({
+        database: database.config,
+        webhooks: LOOPBACK,
+        dataSets: [dataSet()],
+      });
+      receiver.answers = ['hang'];
+      await addEndpoint(server, receiver);
+      await server.load(dataSet({ statusOfB: 'active' }));
+      await receiver.waitFor(1);
+      const leased = await deliveries(server);
+      expect(leased).toEqual([expect.objectContaining({ state: 'pending', attempts: 0 })]);
+      const started = Date.now();
+      await server.app.close();
+      // Far below the attempt's 10 s timeout: the attempt was interrupted, not waited for.
+      expect(Date.now() - started).toBeLessThan(3_000);
+      const reopened = openDatabase(database.config);
+      try {
+        const row = await reopened.db
+          .selectFrom('webhook_deliveries')
+          .select(['state', 'attempts', 'lease_owner', 'lease_expires_at'])
+          .executeTakeFirstOrThrow();
+        expect(row).toEqual({
+          state: 'pending',
+          attempts: 0,
+          lease_owner: null,
+          lease_expires_at: null,
+        });
+      } finally {
+        await reopened.db.destroy();
+      }
+    } finally {
+      await receiver.close();
+      await database.drop();
     }
   });
 });
