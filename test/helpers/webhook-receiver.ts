@@ -1,16 +1,20 @@
 // A webhook receiver for tests: a real node:http server on loopback that verifies every
 // request's signature with the `standardwebhooks` library (as a subscriber would) and
-// answers as the test says. Nothing is sent anywhere but to loopback.
+// answers as the test says. Every body is also checked against the OpenAPI document's
+// `webhooks`. Nothing is sent anywhere but to loopback.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { webhookPayloadViolations } from './openapi-contract.js';
 
 export interface ReceivedWebhook {
   id: string;
   timestamp: string;
   /** Whether standardwebhooks verified the signature with the endpoint's secret. */
   verified: boolean;
+  /** How the body departs from the OpenAPI document's `webhooks` (empty: it does not). */
+  violations: string[];
   body: { type: string; timestamp: string; data: Record<string, unknown> };
   rawBody: string;
 }
@@ -82,6 +86,7 @@ export async function startWebhookReceiver(
       const headers = Object.fromEntries(
         Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
       );
+      const body = JSON.parse(rawBody) as ReceivedWebhook['body'];
       let verified = false;
       try {
         if (receiver.secret) new Webhook(receiver.secret).verify(rawBody, headers);
@@ -93,7 +98,8 @@ export async function startWebhookReceiver(
         id: headers['webhook-id'] ?? '',
         timestamp: headers['webhook-timestamp'] ?? '',
         verified,
-        body: JSON.parse(rawBody) as ReceivedWebhook['body'],
+        violations: webhookPayloadViolations(body),
+        body,
         rawBody,
       });
       const answer = receiver.answers.shift() ?? receiver.otherwise;

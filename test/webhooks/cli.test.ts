@@ -203,6 +203,7 @@ describe('compplan webhooks', () => {
     const [ping] = await receiver.waitFor(1);
     expect(ping).toMatchObject({
       verified: true,
+      violations: [],
       body: { type: 'ping', data: { endpointId: added.id } },
     });
     const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
@@ -216,26 +217,22 @@ describe('compplan webhooks', () => {
     const added = await add(receiver.url);
     receiver.secret = added.secret;
     receiver.answers = ['hang'];
-    await importFile(3, 'inactive');
-    await receiver.waitFor(1);
+    // The first of the file's cycles only: one event, whose delivery the receiver holds.
+    await importFile(1, 'inactive');
+    const [held] = await receiver.waitFor(1);
     first.process.kill('SIGKILL');
     await new Promise((resolve) => first.process.once('exit', resolve));
-    expect(receiver.received).toHaveLength(1);
 
     await serve();
-    const received = await receiver.waitFor(4);
-    expect(received.every((r) => r.verified)).toBe(true);
-    const ids = received.map((r) => r.id);
-    // The interrupted delivery again, with its id, and the two others once each.
-    expect(new Set(ids).size).toBe(3);
-    expect(ids.filter((id) => id === ids[0])).toHaveLength(2);
-    const [endpoint] = await until(list, (l) =>
-      (l[0]?.deliveries ?? []).every((d) => d.state === 'delivered'),
-    );
-    expect(endpoint?.deliveries.map((d) => [d.eventType, d.state])).toEqual([
-      ['meritCycle.updated', 'delivered'],
-      ['meritCycle.updated', 'delivered'],
-      ['meritCycle.updated', 'delivered'],
+    const received = await receiver.waitFor(2);
+    expect(received.map((r) => [r.id, r.body.type, r.verified])).toEqual([
+      [held?.id, 'meritCycle.updated', true],
+      [held?.id, 'meritCycle.updated', true],
+    ]);
+    expect(received[1]?.rawBody).toBe(held?.rawBody);
+    const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    expect(endpoint?.deliveries).toEqual([
+      expect.objectContaining({ id: held?.id, state: 'delivered', attempts: 1 }),
     ]);
   });
 

@@ -120,6 +120,7 @@ describe('webhook delivery after imports', () => {
     );
     const received = await receiver.waitFor(2);
     expect(received.every((r) => r.verified)).toBe(true);
+    expect(received.flatMap((r) => r.violations)).toEqual([]);
     const bodies = received.map((r) => r.body).sort((a, b) => a.type.localeCompare(b.type));
     expect(bodies.map(({ type, data }) => ({ type, data }))).toEqual([
       {
