@@ -2,7 +2,7 @@
 // a secret, sealed or not. Every query of an organisation's endpoints takes its id.
 import type { Db } from '../db/connect.js';
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../db/types.js';
-import { toIso } from '../db/values.js';
+import { toIso, toIsoOrNull } from '../db/values.js';
 
 export interface WebhookEndpoint {
   id: string;
@@ -29,8 +29,6 @@ export interface WebhookDelivery {
   lastResponse: string | null;
   createdAt: string;
 }
-
-const isoOrNull = (value: Date | string | null) => (value === null ? null : toIso(value));
 
 export function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   return {
@@ -165,7 +163,7 @@ export async function recentWebhookDeliveries(
     state: row.state,
     attempts: Number(row.attempts),
     nextAttemptAt: row.state === 'pending' ? toIso(row.next_attempt_at) : null,
-    lastAttemptAt: isoOrNull(row.last_attempt_at),
+    lastAttemptAt: toIsoOrNull(row.last_attempt_at),
     lastStatus: row.last_status === null ? null : Number(row.last_status),
     lastResponse: row.last_response,
     createdAt: toIso(row.created_at),
