@@ -139,7 +139,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(apiRoutes);
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
-  await app.register(webRoutes, { prefix: '/app' });
+  await app.register(webRoutes, {
+    prefix: '/app',
+    webhooks: config.webhooks ?? DEFAULT_WEBHOOK_CONFIG,
+  });
   await app.register(homeRoutes);
   notAllowed.register();
   return app;
