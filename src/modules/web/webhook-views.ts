@@ -80,7 +80,7 @@ function endpointPanel(endpoint: ListedWebhookEndpoint, csrfToken: string): Safe
   ${endpoint.status === 'disabled' ? html`<p class="notice notice-info">It answered 410 Gone, so nothing more is sent to it. Remove it and add it again to resume.</p>` : ''}
   <h4>Last deliveries</h4>
   ${deliveriesTable(endpoint)}
-  <div class="button-row">
+  <div class="button-row endpoint-actions">
     ${
       endpoint.status === 'disabled'
         ? ''
@@ -167,5 +167,6 @@ export function removeWebhookPage(view: Signed & { endpoint: WebhookEndpoint }):
 
 export const WEBHOOK_STYLES = `
 .endpoint-url { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin-top: 0; overflow-wrap: anywhere; }
+.endpoint-actions { margin-top: 1rem; }
 .delivery-list .excerpt { max-width: 18rem; overflow-wrap: anywhere; font-size: 0.85rem; color: var(--muted); }
 `;
