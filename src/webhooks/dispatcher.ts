@@ -28,6 +28,10 @@ const BATCH = 10;
 const LEASE_MS = 30_000;
 // When a write met SQLite's lock (an import), how long until it is tried again.
 const LOCKED_RETRY_MS = 250;
+// Finished deliveries (and events left without any) are kept this long for `webhooks list`
+// and the web page, then deleted, so that the tables do not grow with every import.
+export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled';
 
@@ -71,6 +75,7 @@ export class WebhookDispatcher {
   private loop: Promise<void> | undefined;
   private wake: AbortController = new AbortController();
   private sealingKey: Buffer | undefined;
+  private nextPruneAt = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     this.allowed = allowedRanges(options.allowPrivateNetworks);
@@ -107,6 +112,14 @@ export class WebhookDispatcher {
         if (!(error instanceof Locked)) {
           this.options.log.warn({ err: error }, 'webhook dispatcher could not claim deliveries');
         }
+      }
+      if (Date.now() >= this.nextPruneAt) {
+        this.nextPruneAt = Date.now() + PRUNE_EVERY_MS;
+        await this.prune().catch((error: unknown) => {
+          if (!(error instanceof Locked)) {
+            this.options.log.warn({ err: error }, 'webhook dispatcher could not prune deliveries');
+          }
+        });
       }
       for (const delivery of claimed) {
         // Done, it may have set a retry due before the next poll: look again then.
@@ -176,6 +189,34 @@ export class WebhookDispatcher {
       } finally {
         await sql.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).execute(connection);
       }
+    });
+  }
+
+  /**
+   * Deletes deliveries finished (delivered, given up, cancelled) before `now` less
+   * RETENTION_MS, and the events of that age no delivery refers to any more.
+   */
+  async prune(now: Date = new Date()): Promise<void> {
+    const before = new Date(now.getTime() - RETENTION_MS).toISOString();
+    await this.write(async (db) => {
+      await db
+        .deleteFrom('webhook_deliveries')
+        .where('state', '!=', 'pending')
+        .where('created_at', '<', before)
+        .execute();
+      await db
+        .deleteFrom('webhook_events')
+        .where('created_at', '<', before)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('webhook_deliveries as d')
+                .select('d.id')
+                .whereRef('d.event_id', '=', 'webhook_events.id'),
+            ),
+          ),
+        )
+        .execute();
     });
   }
 

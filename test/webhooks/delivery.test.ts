@@ -306,3 +306,64 @@ describe('shutdown', () => {
     }
   });
 });
+
+describe('retention', () => {
+  it('deletes deliveries finished more than 30 days ago and their events; pending and recent ones stay', async () => {
+    // No allowance: the dispatcher's attempts at the loopback endpoint are refused before
+    // anything is sent, and the states below are set by hand.
+    const server = await startTestServer({
+      webhooks: { allowPrivateNetworks: [], scheduleScale: 1 },
+      dataSets: [dataSet()],
+    });
+    try {
+      const { db } = server.database;
+      const { id } = await addWebhookEndpoint(db, {
+        org: ORG,
+        url: 'https://127.0.0.1:9/retention',
+        allowPrivateNetworks: ['127.0.0.0/8'],
+      });
+      const organization = await db
+        .selectFrom('organizations')
+        .select('id')
+        .where('slug', '=', ORG)
+        .executeTakeFirstOrThrow();
+      for (let n = 0; n < 4; n++) {
+        await db.transaction().execute((trx) => recordPing(trx, organization.id, id));
+      }
+      const rows = await db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'event_id'])
+        .orderBy('id')
+        .execute();
+      const old = new Date(Date.now() - 31 * 86_400_000).toISOString();
+      // [0] delivered long ago, [1] given up long ago, [2] pending since long ago, [3] recent.
+      const states = ['delivered', 'failed', 'pending', 'delivered'] as const;
+      for (const [index, row] of rows.entries()) {
+        const at = index < 3 ? old : new Date().toISOString();
+        await db
+          .updateTable('webhook_deliveries')
+          .set({
+            state: states[index] ?? 'pending',
+            created_at: at,
+            next_attempt_at: new Date(Date.now() + 86_400_000).toISOString(),
+          })
+          .where('id', '=', row.id)
+          .execute();
+        await db
+          .updateTable('webhook_events')
+          .set({ created_at: at })
+          .where('id', '=', row.event_id)
+          .execute();
+      }
+      await server.app.webhooks.prune();
+      const left = await db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute();
+      expect(left.map((row) => row.id)).toEqual([rows[2]?.id, rows[3]?.id]);
+      const events = await db.selectFrom('webhook_events').select('id').execute();
+      expect(events.map((row) => row.id).sort()).toEqual(
+        [rows[2]?.event_id, rows[3]?.event_id].sort(),
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
