@@ -113,8 +113,8 @@ describe('webhooks in the browser', () => {
     await screenshots('04-remove-confirmation');
     await page.getByRole('button', { name: 'Remove endpoint' }).click();
     await page.waitForLoadState('load');
-    expect(await page.getByRole('status').first().textContent()).toContain(
-      `Removed the endpoint ${receiver.url}`,
+    expect(await page.getByRole('status').first().textContent()).toBe(
+      'Removed the endpoint. Nothing more is sent to it.',
     );
     expect(await page.getByText('No webhook endpoints yet.').count()).toBe(1);
     await screenshots('05-removed');

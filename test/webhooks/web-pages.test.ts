@@ -115,11 +115,11 @@ describe('Settings → Connections → Webhooks', () => {
     );
     expect(removed).toMatchObject({
       status: 303,
-      location: `${PAGE}?removed=${encodeURIComponent(receiver.url)}`,
+      location: `${PAGE}?removed`,
     });
     expect(await endpointsOf('initech')).toEqual([]);
     expect(textOf((await admin.get(removed.location ?? '')).body)).toContain(
-      `Removed the endpoint ${receiver.url} . Nothing more is sent to it.`,
+      'Removed the endpoint. Nothing more is sent to it.',
     );
   });
 

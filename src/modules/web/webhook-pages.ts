@@ -47,7 +47,8 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
     const base = view(request);
     const endpoints = await listOrganizationWebhooks(app.db, base.organization.slug);
     const query = (request.query ?? {}) as Record<string, unknown>;
-    const removed = typeof query.removed === 'string' ? query.removed : undefined;
+    // A flag, not the URL: the page never repeats text that a link could carry.
+    const removed = query.removed !== undefined;
     const tested = endpoints.find((endpoint) => endpoint.id === query.tested)?.url;
     return sendPage(
       reply,
@@ -130,7 +131,7 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
         { endpointId: endpoint.id, userId: view(request).user.id },
         'webhook endpoint removed',
       );
-      return redirect(reply, `${WEBHOOKS_PAGE}?removed=${encodeURIComponent(endpoint.url)}`);
+      return redirect(reply, `${WEBHOOKS_PAGE}?removed`);
     },
   );
 }

@@ -27,7 +27,7 @@ export interface NewEndpointView {
 export interface WebhooksView extends Signed {
   endpoints: ListedWebhookEndpoint[];
   added?: NewEndpointView | undefined;
-  removed?: string | undefined;
+  removed?: boolean;
   tested?: string | undefined;
   resent?: boolean;
   error?: string | undefined;
@@ -117,7 +117,7 @@ export function webhooksPage(view: WebhooksView): string {
     html`<p class="lead">Webhooks tell your systems when an import changed the data of ${view.organization.name}: compplan sends a signed POST to each endpoint, which then reads the changes through the API.</p>
 ${view.error && alert('error', view.error)}
 ${view.resent && alert('info', RESENT_NOTICE)}
-${view.removed && alert('success', html`Removed the endpoint <code>${view.removed}</code>. Nothing more is sent to it.`)}
+${view.removed && alert('success', 'Removed the endpoint. Nothing more is sent to it.')}
 ${view.tested && alert('success', html`A ping is on its way to <code>${view.tested}</code>; it shows under its last deliveries within seconds.`)}
 ${secretPanel}
 <section class="panel" aria-labelledby="add-title">
