@@ -106,10 +106,12 @@ export class WebhookDispatcher {
   private async run(): Promise<void> {
     while (!this.stop.signal.aborted) {
       let claimed: Claimed[] = [];
+      let locked = false;
       try {
         claimed = await this.claim();
       } catch (error) {
-        if (!(error instanceof Locked)) {
+        locked = error instanceof Locked;
+        if (!locked) {
           this.options.log.warn({ err: error }, 'webhook dispatcher could not claim deliveries');
         }
       }
@@ -134,12 +136,18 @@ export class WebhookDispatcher {
         await Promise.all(this.inFlight);
         continue;
       }
-      await this.idle();
+      // Due deliveries that an import's lock kept from being claimed: not again at once.
+      await this.idle(locked ? LOCKED_RETRY_MS : 20);
     }
   }
 
-  /** Until the next pending delivery falls due, or the next poll; woken by poke/close. */
-  private async idle(): Promise<void> {
+  /**
+   * Until the next pending delivery falls due (at least `atLeastMs`), or the next poll;
+   * woken by poke and close, also while it is looking.
+   */
+  private async idle(atLeastMs: number): Promise<void> {
+    this.wake = new AbortController();
+    const { signal } = this.wake;
     let wait = POLL_MS;
     try {
       const now = new Date();
@@ -154,14 +162,15 @@ export class WebhookDispatcher {
           ]),
         )
         .executeTakeFirst();
-      if (next?.due)
-        wait = Math.min(POLL_MS, Math.max(20, Date.parse(toIso(next.due)) - now.getTime()));
+      if (next?.due) {
+        const due = Date.parse(toIso(next.due)) - now.getTime();
+        wait = Math.min(POLL_MS, Math.max(atLeastMs, due));
+      }
     } catch {
       // the next claim reports what is wrong
     }
     if (this.stop.signal.aborted) return;
-    this.wake = new AbortController();
-    await sleep(wait, undefined, { signal: this.wake.signal }).catch(() => undefined);
+    await sleep(wait, undefined, { signal }).catch(() => undefined);
   }
 
   /**
