@@ -56,6 +56,7 @@ export default defineConfig({
                   'test/import/**/*.test.ts',
                   'test/webapp/**/*.test.ts',
                   'test/db/**/*.test.ts',
+                  'test/webhooks/**/*.test.ts',
                 ],
                 provide: { dialect: 'postgres' as const },
               },

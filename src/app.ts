@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Config } from './config.js';
+import { type Config, DEFAULT_WEBHOOK_CONFIG } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { drainOnClose } from './http/drain.js';
@@ -24,6 +24,7 @@ import { methodNotAllowed } from './plugins/method-not-allowed.js';
 import openapi from './plugins/openapi.js';
 import { API_RESPONSE_HEADERS } from './plugins/security-headers.js';
 import rateLimit from './rate-limit/plugin.js';
+import webhooks from './webhooks/plugin.js';
 
 export interface AppOptions {
   config: Config;
@@ -34,6 +35,8 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream;
   /** The wall clock API key expiry is compared with; tests move their own (never sleep). */
   now?: () => number;
+  /** Runs a webhook dispatcher (src/webhooks): `compplan serve` does; most tests need none. */
+  deliverWebhooks?: boolean;
 }
 
 // Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
@@ -122,6 +125,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cursors);
   await app.register(rateLimit, { config });
   await app.register(metrics);
+  if (options.deliverWebhooks) {
+    await app.register(webhooks, { config: config.webhooks ?? DEFAULT_WEBHOOK_CONFIG });
+  }
   await app.register(authentication, options.now ? { now: options.now } : {});
   // Every step a request goes through, in order, before any route is registered.
   registerRequestPipeline(app, { maxUrlLength: MAX_URL_LENGTH });
@@ -136,7 +142,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     changeRetentionDays: config.changeRetentionDays,
   });
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
-  await app.register(webRoutes, { prefix: '/app' });
+  await app.register(webRoutes, {
+    prefix: '/app',
+    webhooks: config.webhooks ?? DEFAULT_WEBHOOK_CONFIG,
+  });
   await app.register(homeRoutes);
   notAllowed.register();
   return app;

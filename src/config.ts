@@ -31,7 +31,28 @@ export interface Config {
    * older than this are purged, and a delta token older than this gets 410.
    */
   readonly changeRetentionDays: number;
+  /** Webhook delivery (src/webhooks); absent: the defaults (no allowance, real schedule). */
+  readonly webhooks?: WebhookConfig;
 }
+
+export interface WebhookConfig {
+  /**
+   * Private ranges (CIDRs) webhook URLs may name and resolve to, and where http:// is
+   * allowed: on-premises receivers and tests. Empty: public https:// addresses only.
+   */
+  readonly allowPrivateNetworks: readonly string[];
+  /**
+   * Test-only: multiplies the retry schedule and the delivery lease, so that a test sees
+   * five retries in seconds instead of days. 1 in every real deployment.
+   */
+  readonly scheduleScale: number;
+}
+
+/** What a Config without `webhooks` means. */
+export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = Object.freeze({
+  allowPrivateNetworks: Object.freeze([]),
+  scheduleScale: 1,
+});
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -70,6 +91,19 @@ function isAddressOrRange(entry: string): boolean {
   return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
 }
 
+const addressList = (what: string, example: string) =>
+  z
+    .string()
+    .transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .refine((entries) => entries.every(isAddressOrRange), {
+      message: `must be a comma-separated list of ${what} or CIDR ranges, e.g. ${example}`,
+    });
+
 const databaseUrl = z.string().transform((value, ctx): DatabaseConfig => {
   if (value.startsWith('sqlite:')) {
     const path = value.slice('sqlite:'.length);
@@ -101,18 +135,18 @@ const envSchema = z.object({
   RATE_LIMIT_PER_SECOND: wholeNumber(1, 1_000_000),
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }),
   METRICS_PORT: wholeNumber(0, 65535).optional(),
-  TRUST_PROXY: z
+  TRUST_PROXY: addressList('proxy IP addresses', '127.0.0.1,10.0.0.0/8'),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: addressList('IP addresses', '10.20.0.0/16,127.0.0.0/8'),
+  WEBHOOK_SCHEDULE_SCALE: z
     .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean),
-    )
-    .refine((entries) => entries.every(isAddressOrRange), {
-      message:
-        'must be a comma-separated list of proxy IP addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8',
-    }),
+    .regex(/^(0|1)?(\.\d+)?$/, 'must be a decimal number above 0 and at most 1, e.g. 0.001')
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .gt(0, 'must be a decimal number above 0 and at most 1, e.g. 0.001')
+        .max(1, 'must be a decimal number above 0 and at most 1, e.g. 0.001'),
+    ),
   // Ten years at most: a bound that keeps every date computed from it valid.
   CHANGE_RETENTION_DAYS: wholeNumber(1, 3650),
 });
@@ -145,6 +179,8 @@ export function loadConfig(env: Environment): Config {
     METRICS_PORT: pick('METRICS_PORT'),
     TRUST_PROXY: pick('TRUST_PROXY') ?? '',
     CHANGE_RETENTION_DAYS: pick('CHANGE_RETENTION_DAYS') ?? DEFAULTS.CHANGE_RETENTION_DAYS,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: pick('WEBHOOK_ALLOW_PRIVATE_NETWORKS') ?? '',
+    WEBHOOK_SCHEDULE_SCALE: pick('WEBHOOK_SCHEDULE_SCALE') ?? '1',
   };
   const parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
@@ -166,6 +202,10 @@ export function loadConfig(env: Environment): Config {
     metricsPort: env_.METRICS_PORT,
     trustProxy: Object.freeze(env_.TRUST_PROXY),
     changeRetentionDays: env_.CHANGE_RETENTION_DAYS,
+    webhooks: Object.freeze({
+      allowPrivateNetworks: Object.freeze(env_.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
+      scheduleScale: env_.WEBHOOK_SCHEDULE_SCALE,
+    }),
   });
 }
 

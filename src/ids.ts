@@ -1,7 +1,9 @@
 // Public identifiers: a type prefix and a lowercase UUID (decisions.md: IDs).
 import { randomUUID } from 'node:crypto';
 
-export type IdPrefix = 'mc' | 'mce' | 'key' | 'org' | 'user';
+// wh: a webhook endpoint; evt: an event; msg: one event's delivery to one endpoint, whose
+// id is the webhook-id header (the same on every retry).
+export type IdPrefix = 'mc' | 'mce' | 'key' | 'org' | 'user' | 'wh' | 'evt' | 'msg';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
@@ -11,6 +13,9 @@ export const ID_PATTERNS: Readonly<Record<IdPrefix, RegExp>> = {
   key: new RegExp(`^key_${UUID}$`),
   org: new RegExp(`^org_${UUID}$`),
   user: new RegExp(`^user_${UUID}$`),
+  wh: new RegExp(`^wh_${UUID}$`),
+  evt: new RegExp(`^evt_${UUID}$`),
+  msg: new RegExp(`^msg_${UUID}$`),
 };
 
 export function newId(prefix: IdPrefix): string {

@@ -54,7 +54,7 @@ export async function startServer(
     await database.db.destroy();
     throw error;
   }
-  const app = await buildApp({ config, database, logger });
+  const app = await buildApp({ config, database, logger, deliverWebhooks: true });
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
     // Hooks can only be added before the app listens.

@@ -11,6 +11,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
 import { registerServe } from './commands/serve.js';
 import { registerUsers } from './commands/users.js';
+import { registerWebhooks } from './commands/webhooks.js';
 import { configFromEnvironment } from './context.js';
 import { describeDatabaseFailure } from './database-failures.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './errors.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerKeys(program);
   registerExport(program);
   registerUsers(program);
+  registerWebhooks(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -11,6 +11,7 @@ import { apiKeysRevision } from './migrations/0007-api-keys-revision.js';
 import { webForms } from './migrations/0008-web-forms.js';
 import { leastPrivilegeKeys } from './migrations/0009-least-privilege-keys.js';
 import { changeTracking } from './migrations/0010-change-tracking.js';
+import { webhooksSchema } from './migrations/0011-webhooks.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -24,6 +25,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0008-web-forms': webForms(dialect),
     '0009-least-privilege-keys': leastPrivilegeKeys(dialect),
     '0010-change-tracking': changeTracking(dialect),
+    '0011-webhooks': webhooksSchema(dialect),
   };
 }
 

@@ -156,6 +156,47 @@ export interface ApiKeysRevisionTable {
   revision: number | string;
 }
 
+/** An endpoint an organisation's events are sent to (migration 0011). */
+export interface WebhookEndpointsTable {
+  id: string;
+  organization_id: string;
+  url: string;
+  /** JSON array of the event types it receives (ping always). */
+  events: string;
+  /** The whsec_ signing secret, sealed (src/sealed-text.ts) under a server secret. */
+  sealed_secret: string;
+  status: 'active' | 'failing' | 'disabled';
+  created_at: Timestamp;
+}
+
+/** An event recorded in the transaction of the change it tells of: the outbox. */
+export interface WebhookEventsTable {
+  id: string;
+  organization_id: string;
+  type: string;
+  /** The event's data, JSON text. */
+  payload: string;
+  created_at: Timestamp;
+}
+
+type NullableTimestamp = ColumnType<Date | string | null, string | null | undefined, string | null>;
+
+/** One event's delivery to one endpoint; its id is the webhook-id header. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  state: 'pending' | 'delivered' | 'failed' | 'cancelled';
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Timestamp;
+  lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: NullableTimestamp;
+  last_attempt_at: NullableTimestamp;
+  last_status: ColumnType<number | null, number | null | undefined, number | null>;
+  last_response: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -168,6 +209,9 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   session_forms: SessionFormsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
@@ -176,3 +220,5 @@ export type MeritCycleRow = Selectable<MeritCyclesTable>;
 export type EmployeeRow = Selectable<MeritCycleEmployeesTable>;
 export type UserRow = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -11,6 +11,11 @@ export function toIso(value: Date | string): string {
   return (typeof value === 'string' ? new Date(value) : value).toISOString();
 }
 
+/** A stored timestamp that may be absent, as toIso gives it, or null. */
+export function toIsoOrNull(value: Date | string | null): string | null {
+  return value === null ? null : toIso(value);
+}
+
 /** A stored flag (0/1 in SQLite, boolean in PostgreSQL). */
 export function toBoolean(value: boolean | number): boolean {
   return value === true || value === 1;

@@ -27,6 +27,7 @@ import type { DatabaseHandle, Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
 import { fromBoolean, toBoolean, toIso } from '../db/values.js';
 import { newId } from '../ids.js';
+import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
 import { cappedImportError, ImportError, jsonPath } from './errors.js';
 import { type CycleState, type IntakeOutcome, type Stage, takeRecords } from './intake.js';
 import type { IntakeWorker } from './parallel-intake.js';
@@ -324,11 +325,14 @@ async function merge(
     meritCycles: { created: 0, updated: 0, unchanged: 0 },
     employees: { created: 0, updated: 0, unchanged: 0, removed: 0 },
   };
+  const changes: CycleChange[] = [];
   for (const [index, state] of cycles.entries()) {
     const cycle = state.cycle as ImportMeritCycleRecord;
     const path = `meritCycles[${index}]`;
     const { id, outcome } = await upsertMeritCycle(trx, change, cycle, path);
     summary.meritCycles[outcome]++;
+    const cycleChange: CycleChange = { meritCycleId: id, cycle: outcome };
+    changes.push(cycleChange);
     if (state.listsEmployees) {
       const counts = await mergeEmployees(trx, dialect, change, {
         meritCycleId: id,
@@ -340,9 +344,12 @@ async function merge(
       for (const key of ['created', 'updated', 'unchanged', 'removed'] as const) {
         summary.employees[key] += counts[key];
       }
+      cycleChange.employees = counts;
     }
   }
   await change.finish(trx, options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS);
+  // Webhook events, in this transaction: none for an import that fails (src/webhooks).
+  await recordImportEvents(trx, organization.id, changes, now);
   return summary;
 }
 

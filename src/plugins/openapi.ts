@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { WEBHOOKS_TAG, webhooksDocument } from '../webhooks/openapi.js';
 import { API_KEY_HEADER } from './authentication.js';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -438,7 +439,9 @@ function completeDocument(document: Document): Document {
     else operation.parameters = [...(operation.parameters ?? []), IF_NONE_MATCH];
     operation.responses = completeResponses(operation, isPublic);
   }
-  return withoutUnusedSchemas({ ...document, components });
+  // openapi-types describes a 3.1 path item with 3.0 parts: the object is 3.1 throughout.
+  const webhooks = webhooksDocument() as Document['webhooks'] & object;
+  return withoutUnusedSchemas({ ...document, components, webhooks });
 }
 
 /**
@@ -583,6 +586,7 @@ export default fp(
               'What changed since the last sync: a full walk once, then only changes (docs/delta-sync.md).',
           },
           { name: 'Operations', description: 'Health checks for load balancers; no key.' },
+          WEBHOOKS_TAG,
         ],
         security: [{ [SECURITY_SCHEME]: [] }],
         components: {

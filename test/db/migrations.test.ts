@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
         ['0008-web-forms', 'Down', 'Success'],
@@ -78,6 +79,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0008-web-forms',
         '0009-least-privilege-keys',
         '0010-change-tracking',
+        '0011-webhooks',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -226,6 +228,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0011-webhooks', 'Success'],
       ['0010-change-tracking', 'Success'],
       ['0009-least-privilege-keys', 'Success'],
       ['0008-web-forms', 'Success'],
@@ -244,6 +247,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0008-web-forms',
       '0009-least-privilege-keys',
       '0010-change-tracking',
+      '0011-webhooks',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -275,6 +279,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
       ]);
@@ -287,6 +292,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
       expect(await migrateToLatest(server.database)).toEqual([
         '0009-least-privilege-keys',
         '0010-change-tracking',
+        '0011-webhooks',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);

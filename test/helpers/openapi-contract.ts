@@ -200,3 +200,18 @@ export function assertConformsToContract(response: ObservedResponse): void {
     throw new Error(`the response does not conform to openapi.json:\n${problems.join('\n')}`);
   }
 }
+
+/**
+ * Why a webhook body (`{ type, timestamp, data }`) does not match what the document's
+ * `webhooks` says of its type: an empty list when it does.
+ */
+export function webhookPayloadViolations(body: { type?: unknown }): string[] {
+  const type = typeof body.type === 'string' ? body.type : '';
+  const operation = at(contract().document, `#/webhooks/${escapePointer(type)}/post`);
+  if (!operation) return [`the document has no webhook ${JSON.stringify(type)}`];
+  const errors = schemaErrors(
+    `#/webhooks/${escapePointer(type)}/post/requestBody/content/application~1json/schema`,
+    body,
+  );
+  return errors ? [errors] : [];
+}

@@ -7,6 +7,7 @@ import {
   type Config,
   type DatabaseConfig,
   DEFAULT_CHANGE_RETENTION_DAYS,
+  type WebhookConfig,
 } from '../../src/config.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -59,6 +60,8 @@ export interface TestServerOptions {
   now?: () => number;
   /** CHANGE_RETENTION_DAYS; the default (30) when absent. */
   changeRetentionDays?: number;
+  /** Runs a webhook dispatcher with this configuration, as `compplan serve` does. */
+  webhooks?: WebhookConfig;
 }
 
 /** A wall clock that stands still (at the real time it was made) until a test moves it. */
@@ -89,6 +92,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     metricsPort: undefined,
     trustProxy: options.trustProxy ?? [],
     changeRetentionDays: options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS,
+    ...(options.webhooks && { webhooks: options.webhooks }),
   };
   const database = openDatabase(config.database);
   await migrateToLatest(database);
@@ -111,6 +115,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     database,
     logStream,
     ...(options.now && { now: options.now }),
+    deliverWebhooks: options.webhooks !== undefined,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

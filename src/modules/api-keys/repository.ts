@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Dialect } from '../../db/connect.js';
 import type { ApiKeyRow } from '../../db/types.js';
-import { toIso } from '../../db/values.js';
+import { toIso, toIsoOrNull } from '../../db/values.js';
 import { fromStoredList, type ReadScope, readScope, toStoredList } from './scope.js';
 
 /** A key as management shows it: never the secret nor its hash. */
@@ -24,8 +24,6 @@ export interface ApiKey {
   previousSecretExpiresAt: string | null;
 }
 
-const isoOrNull = (value: Date | string | null) => (value === null ? null : toIso(value));
-
 export function toApiKey(row: ApiKeyRow): ApiKey {
   return {
     id: row.id,
@@ -33,14 +31,14 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     name: row.name,
     prefix: row.prefix,
     createdAt: toIso(row.created_at),
-    lastUsedAt: isoOrNull(row.last_used_at),
+    lastUsedAt: toIsoOrNull(row.last_used_at),
     lastUsedAddress: row.last_used_address,
-    revokedAt: isoOrNull(row.revoked_at),
+    revokedAt: toIsoOrNull(row.revoked_at),
     cycles: fromStoredList(row.cycle_scope),
     hiddenColumns: fromStoredList(row.hidden_columns) ?? [],
-    expiresAt: isoOrNull(row.expires_at),
+    expiresAt: toIsoOrNull(row.expires_at),
     previousSecretExpiresAt:
-      row.previous_secret_hash === null ? null : isoOrNull(row.previous_secret_expires_at),
+      row.previous_secret_hash === null ? null : toIsoOrNull(row.previous_secret_expires_at),
   };
 }
 

@@ -1,12 +1,14 @@
 // Removing a merit cycle (`compplan cycles remove`): the cycle and its employees, in one
 // transaction serialized with the organisation's imports, remembered as a removal that
-// the merit cycles delta reports (src/changes/). Its employee delta answers 404 from then
+// the merit cycles delta reports (src/changes/) and a `meritCycle.removed` webhook event
+// (src/webhooks/outbox.ts). Its employee delta answers 404 from then
 // on: the cycle's removal stands for every one of its employees.
 import { OrganizationChange } from '../../changes/change.js';
 import { rememberRemovedCycle } from '../../changes/removals.js';
 import type { DatabaseHandle } from '../../db/connect.js';
 import { isId } from '../../ids.js';
 import { inImportTransaction } from '../../import/load.js';
+import { recordMeritCycleRemoved } from '../../webhooks/outbox.js';
 
 export interface RemovedCycle {
   id: string;
@@ -71,6 +73,8 @@ export async function removeMeritCycle(
       .execute();
     await trx.deleteFrom('merit_cycles').where('id', '=', meritCycleId).execute();
     await change.finish(trx, options.changeRetentionDays);
+    // Webhook subscribers hear of it after the commit, never of a removal rolled back.
+    await recordMeritCycleRemoved(trx, organizationId, meritCycleId, at);
     await database.revision.announce(trx);
     return removed;
   });

@@ -4,44 +4,15 @@
 // derived from the session id, which only the browser's cookie holds (the database keeps
 // its SHA-256), so a copy of the database opens nothing. The first read clears it; one
 // left unread (the browser closed) is dropped after VIEW_TTL_MS or with the session.
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Db } from '../../db/connect.js';
+import { seal, unseal } from '../../sealed-text.js';
 import { hashId } from './service.js';
 
 const VIEW_TTL_MS = 10 * 60 * 1000;
-const FORMAT = 'v1';
 
 const keyOf = (sessionId: string) =>
   createHmac('sha256', sessionId).update('compplan one-time view').digest();
-
-function seal(sessionId: string, plain: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', keyOf(sessionId), iv);
-  const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return [FORMAT, iv, cipher.getAuthTag(), sealed]
-    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
-    .join('.');
-}
-
-/** The plain text, or undefined when it was sealed under another session or altered. */
-function open(sessionId: string, text: string): string | undefined {
-  const [format, iv, tag, sealed] = text.split('.');
-  if (format !== FORMAT || !iv || !tag || sealed === undefined) return undefined;
-  try {
-    const decipher = createDecipheriv(
-      'aes-256-gcm',
-      keyOf(sessionId),
-      Buffer.from(iv, 'base64url'),
-    );
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([
-      decipher.update(Buffer.from(sealed, 'base64url')),
-      decipher.final(),
-    ]).toString('utf8');
-  } catch {
-    return undefined;
-  }
-}
 
 /** Keeps `value` for the next page of this session to show once (replacing an unread one). */
 export async function keepForOneView(
@@ -53,7 +24,7 @@ export async function keepForOneView(
   const until = new Date(now.getTime() + VIEW_TTL_MS).toISOString();
   await db
     .updateTable('sessions')
-    .set({ one_time_view: seal(sessionId, JSON.stringify({ until, value })) })
+    .set({ one_time_view: seal(keyOf(sessionId), JSON.stringify({ until, value })) })
     .where('id_hash', '=', hashId(sessionId))
     .execute();
 }
@@ -82,7 +53,7 @@ export async function takeOneView<T>(
     .where('one_time_view', '=', kept)
     .executeTakeFirst();
   if (cleared.numUpdatedRows === 0n) return undefined;
-  const plain = open(sessionId, kept);
+  const plain = unseal(keyOf(sessionId), kept);
   if (plain === undefined) return undefined;
   const { until, value } = JSON.parse(plain) as { until: string; value: T };
   return Date.parse(until) > now.getTime() ? value : undefined;

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 
 import { RESTRICTION_STYLES } from './key-restrictions.js';
+import { WEBHOOK_STYLES } from './webhook-views.js';
 
 /**
  * The colours and shapes every compplan page shares (the web application, GET /, and the
@@ -272,7 +273,7 @@ function asset(name: string, extension: string, type: string, body: string): Ass
 }
 
 export const ASSETS = {
-  css: asset('app', 'css', 'text/css; charset=utf-8', CSS + RESTRICTION_STYLES),
+  css: asset('app', 'css', 'text/css; charset=utf-8', CSS + RESTRICTION_STYLES + WEBHOOK_STYLES),
   js: asset('app', 'js', 'text/javascript; charset=utf-8', JS),
   icon: asset('icon', 'svg', 'image/svg+xml', ICON_SVG),
 } as const;

@@ -3,6 +3,7 @@
 // x-api-key, no API quota; a session cookie instead, and a CSRF token on every form post.
 // Keys and the setting are changed through the same modules as `compplan keys` and
 // `compplan orgs set`, so the page and the command line cannot disagree.
+
 import type {
   FastifyError,
   FastifyPluginAsync,
@@ -10,6 +11,7 @@ import type {
   FastifyRequest,
   RouteShorthandOptions,
 } from 'fastify';
+import type { WebhookConfig } from '../../config.js';
 import { findApiKey } from '../api-keys/repository.js';
 import {
   createApiKey,
@@ -61,6 +63,8 @@ import {
   rollPage,
   signInPage,
 } from './views.js';
+import { registerWebhookPages } from './webhook-pages.js';
+import { WEBHOOKS_PAGE } from './webhook-views.js';
 
 // Sign-in throttling: every attempt counts, before the password is looked at, so that a
 // guesser over the limit learns nothing even with the right password. Per address
@@ -122,7 +126,7 @@ const notFoundPage = () =>
     label: 'Go to Settings',
   });
 
-export const webRoutes: FastifyPluginAsync = async (app) => {
+export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async (app, options) => {
   acceptForms(app);
   addSecurityHeaders(app);
   app.decorateRequest('signed', null);
@@ -193,7 +197,9 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
     }
     if (!(await claimFormId(app.db, signed.sessionId, formId))) {
       request.log.info({ url: request.url }, 'web form sent again: nothing done');
-      const page = request.routeOptions.url === ROLES ? ROLES : CONNECTIONS;
+      const route = request.routeOptions.url ?? '';
+      const page =
+        route === ROLES ? ROLES : route.startsWith(WEBHOOKS_PAGE) ? WEBHOOKS_PAGE : CONNECTIONS;
       return redirect(reply, `${page}?${RESENT}`);
     }
   }
@@ -440,6 +446,17 @@ export const webRoutes: FastifyPluginAsync = async (app) => {
       if (!(error instanceof KeyManagementError)) throw error;
       return renderConnections(request, reply, 422, { error: formMessage(error.message) });
     }
+  });
+
+  // --- Settings → Connections → Webhooks ---------------------------------------------
+  registerWebhookPages(app, {
+    signedIn,
+    signedInPost,
+    view,
+    sessionIdOf: (request) => signedOf(request).sessionId,
+    notFound: (reply) => sendPage(reply, 404, notFoundPage()),
+    config: options.webhooks,
+    resentFlag: RESENT,
   });
 
   // --- Settings → Roles & Permissions -------------------------------------------------

@@ -16,12 +16,12 @@ import {
   rollForm,
 } from './key-restrictions.js';
 
-const RESENT_NOTICE =
+export const RESENT_NOTICE =
   'That form had been sent already, so nothing more was done. What it did the first time stands.';
 
 export const ROLE_NAMES = { owner: 'Owner', admin: 'Administrator' } as const;
 
-interface Signed {
+export interface Signed {
   user: User;
   organization: Organization;
   csrfToken: string;
@@ -52,17 +52,17 @@ const csrfField = (token: string) => html`<input type="hidden" name="_csrf" valu
  * The hidden fields of a signed-in session's form: its CSRF token, and an id of this one
  * form, so that the same form sent twice does its work once (sessions/forms.ts).
  */
-const sessionFormFields = (token: string) =>
+export const sessionFormFields = (token: string) =>
   html`${csrfField(token)}<input type="hidden" name="${FORM_ID_FIELD}" value="${newFormId()}">`;
 
 /** A timestamp for people (UTC, to the minute) that keeps the exact value for machines. */
-function time(iso: string | null, none = 'Never'): SafeHtml {
+export function time(iso: string | null, none = 'Never'): SafeHtml {
   if (iso === null) return html`<span class="muted">${none}</span>`;
   const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
   return html`<time datetime="${iso}" title="${iso}">${shown}</time>`;
 }
 
-function alert(kind: 'error' | 'success' | 'info', message: SafeHtml | string): SafeHtml {
+export function alert(kind: 'error' | 'success' | 'info', message: SafeHtml | string): SafeHtml {
   // Errors interrupt (role=alert); confirmations are announced politely (role=status).
   const role = kind === 'error' ? 'alert' : 'status';
   return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
@@ -73,9 +73,9 @@ export function brand(): SafeHtml {
   return html`<span class="brand"><span class="brand-mark" aria-hidden="true">cp</span>compplan</span>`;
 }
 
-type SettingsPage = 'connections' | 'roles';
+type SettingsPage = 'connections' | 'webhooks' | 'roles';
 
-function settingsLayout(
+export function settingsLayout(
   signed: Signed,
   current: SettingsPage,
   title: string,
@@ -99,6 +99,7 @@ function settingsLayout(
     <p class="side-title">Settings</p>
     <ul>
       ${link('connections', '/app/settings/connections', 'Connections')}
+      ${link('webhooks', '/app/settings/connections/webhooks', 'Webhooks')}
       ${link('roles', '/app/settings/roles', 'Roles & Permissions')}
     </ul>
   </nav>

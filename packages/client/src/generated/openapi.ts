@@ -185,7 +185,108 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "meritCycle.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * meritCycle.created event
+         * @description An import created the merit cycle.
+         */
+        post: operations["webhookMeritCycleCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meritCycle.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * meritCycle.updated event
+         * @description An import changed the merit cycle's own fields (name, status, dates, currency, exchange rates).
+         */
+        post: operations["webhookMeritCycleUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meritCycle.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * meritCycle.removed event
+         * @description The merit cycle was removed.
+         */
+        post: operations["webhookMeritCycleRemoved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meritCycle.employees.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * meritCycle.employees.changed event
+         * @description An import created, changed or removed employees of the merit cycle: one event per cycle and import, with the counts, never one per employee.
+         */
+        post: operations["webhookMeritCycleEmployeesChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ping event
+         * @description Sent by `compplan webhooks test ID`, whatever event types the endpoint chose.
+         */
+        post: operations["webhookPing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         ValidationErrorItem: {
@@ -1902,6 +2003,250 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    webhookMeritCycleCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery (msg_…): the same on every retry of it; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, keyed with the endpoint secret (after `whsec_`, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "meritCycle.created",
+                 *       "timestamp": "2026-11-26T09:30:00.000Z",
+                 *       "data": {
+                 *         "meritCycleId": "mc_10000000-0000-4000-8000-000000000001"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "meritCycle.created";
+                    /** @description When the event was recorded (ISO 8601 UTC); the same on every retry. */
+                    timestamp: string;
+                    data: {
+                        /** @description The merit cycle (mc_…). */
+                        meritCycleId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer within 10 s. Any other answer, or none, is retried (5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h, about three days in all); 410 disables the endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMeritCycleUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery (msg_…): the same on every retry of it; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, keyed with the endpoint secret (after `whsec_`, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "meritCycle.updated",
+                 *       "timestamp": "2026-11-26T09:30:00.000Z",
+                 *       "data": {
+                 *         "meritCycleId": "mc_10000000-0000-4000-8000-000000000001"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "meritCycle.updated";
+                    /** @description When the event was recorded (ISO 8601 UTC); the same on every retry. */
+                    timestamp: string;
+                    data: {
+                        /** @description The merit cycle (mc_…). */
+                        meritCycleId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer within 10 s. Any other answer, or none, is retried (5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h, about three days in all); 410 disables the endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMeritCycleRemoved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery (msg_…): the same on every retry of it; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, keyed with the endpoint secret (after `whsec_`, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "meritCycle.removed",
+                 *       "timestamp": "2026-11-26T09:30:00.000Z",
+                 *       "data": {
+                 *         "meritCycleId": "mc_10000000-0000-4000-8000-000000000001"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "meritCycle.removed";
+                    /** @description When the event was recorded (ISO 8601 UTC); the same on every retry. */
+                    timestamp: string;
+                    data: {
+                        /** @description The merit cycle (mc_…). */
+                        meritCycleId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer within 10 s. Any other answer, or none, is retried (5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h, about three days in all); 410 disables the endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMeritCycleEmployeesChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery (msg_…): the same on every retry of it; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, keyed with the endpoint secret (after `whsec_`, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "meritCycle.employees.changed",
+                 *       "timestamp": "2026-11-26T09:30:00.000Z",
+                 *       "data": {
+                 *         "meritCycleId": "mc_10000000-0000-4000-8000-000000000001",
+                 *         "created": 12,
+                 *         "updated": 3,
+                 *         "removed": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "meritCycle.employees.changed";
+                    /** @description When the event was recorded (ISO 8601 UTC); the same on every retry. */
+                    timestamp: string;
+                    data: {
+                        /** @description The merit cycle (mc_…). */
+                        meritCycleId: string;
+                        /** @description Employees the import added to the cycle. */
+                        created: number;
+                        /** @description Employees whose data the import changed. */
+                        updated: number;
+                        /** @description Employees the import removed (import --prune). */
+                        removed: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer within 10 s. Any other answer, or none, is retried (5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h, about three days in all); 410 disables the endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery (msg_…): the same on every retry of it; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, keyed with the endpoint secret (after `whsec_`, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "ping",
+                 *       "timestamp": "2026-11-26T09:30:00.000Z",
+                 *       "data": {
+                 *         "endpointId": "wh_10000000-0000-4000-8000-000000000001"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "ping";
+                    /** @description When the event was recorded (ISO 8601 UTC); the same on every retry. */
+                    timestamp: string;
+                    data: {
+                        /** @description The endpoint pinged (wh_…). */
+                        endpointId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer within 10 s. Any other answer, or none, is retried (5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h, about three days in all); 410 disables the endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -1,0 +1,137 @@
+// Settings → Connections → Webhooks (decisions.md section 5), for owners and
+// administrators alike, as API keys are. Endpoints are added, tested and removed through
+// the same service as `compplan webhooks …`; the signing secret is shown once, after the
+// POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { WebhookConfig } from '../../config.js';
+import { EVENT_TYPES } from '../../webhooks/events.js';
+import { recordPing } from '../../webhooks/outbox.js';
+import { deleteWebhookEndpoint, findWebhookEndpoint } from '../../webhooks/repository.js';
+import {
+  addWebhookEndpoint,
+  listOrganizationWebhooks,
+  WebhookManagementError,
+} from '../../webhooks/service.js';
+import { keepForOneView, takeOneView } from '../sessions/one-time-view.js';
+import { formField, redirect, sendPage } from './http.js';
+import type { Signed } from './views.js';
+import {
+  EVENT_FIELD,
+  type NewEndpointView,
+  removeWebhookPage,
+  WEBHOOKS_PAGE,
+  webhooksPage,
+} from './webhook-views.js';
+
+export interface WebhookPageContext {
+  signedIn: RouteShorthandOptions;
+  signedInPost: RouteShorthandOptions;
+  /** The signed-in user, organisation and CSRF token of a request. */
+  view(request: FastifyRequest): Signed;
+  sessionIdOf(request: FastifyRequest): string;
+  notFound(reply: FastifyReply): FastifyReply;
+  config: WebhookConfig;
+  /** The query flag of a page reached because its form had been sent already. */
+  resentFlag: string;
+}
+
+export function registerWebhookPages(app: FastifyInstance, context: WebhookPageContext): void {
+  const { signedIn, signedInPost, view } = context;
+
+  async function render(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    extra: { added?: NewEndpointView; error?: string; url?: string } = {},
+  ) {
+    const base = view(request);
+    const endpoints = await listOrganizationWebhooks(app.db, base.organization.slug);
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    // A flag, not the URL: the page never repeats text that a link could carry.
+    const removed = query.removed !== undefined;
+    const tested = endpoints.find((endpoint) => endpoint.id === query.tested)?.url;
+    return sendPage(
+      reply,
+      status,
+      webhooksPage({
+        ...base,
+        ...extra,
+        endpoints,
+        removed,
+        tested,
+        resent: query[context.resentFlag] !== undefined,
+      }),
+    );
+  }
+
+  async function endpointOfOrganization(request: FastifyRequest) {
+    const { id } = request.params as { id: string };
+    return findWebhookEndpoint(app.db, view(request).organization.id, id);
+  }
+
+  app.get(WEBHOOKS_PAGE.slice('/app'.length), signedIn, async (request, reply) => {
+    const shown = await takeOneView<NewEndpointView>(app.db, context.sessionIdOf(request));
+    return render(request, reply, 200, shown?.kind === 'webhook-secret' ? { added: shown } : {});
+  });
+
+  app.post(WEBHOOKS_PAGE.slice('/app'.length), signedInPost, async (request, reply) => {
+    const { organization, user } = view(request);
+    const url = formField(request, 'url');
+    try {
+      const added = await addWebhookEndpoint(app.db, {
+        org: organization.slug,
+        url,
+        events: EVENT_TYPES.filter((type) => formField(request, `${EVENT_FIELD}${type}`) === 'on'),
+        allowPrivateNetworks: context.config.allowPrivateNetworks,
+      });
+      request.log.info({ endpointId: added.id, userId: user.id }, 'webhook endpoint added');
+      const shown: NewEndpointView = {
+        kind: 'webhook-secret',
+        url: added.url,
+        secret: added.secret,
+      };
+      await keepForOneView(app.db, context.sessionIdOf(request), shown);
+      return redirect(reply, WEBHOOKS_PAGE);
+    } catch (error) {
+      if (!(error instanceof WebhookManagementError)) throw error;
+      return render(request, reply, 422, { error: error.message, url });
+    }
+  });
+
+  app.post(
+    `${WEBHOOKS_PAGE.slice('/app'.length)}/:id/test`,
+    signedInPost,
+    async (request, reply) => {
+      const endpoint = await endpointOfOrganization(request);
+      if (!endpoint) return context.notFound(reply);
+      if (endpoint.status === 'disabled') return redirect(reply, WEBHOOKS_PAGE);
+      await app.db
+        .transaction()
+        .execute((trx) => recordPing(trx, endpoint.organizationId, endpoint.id));
+      // This instance's dispatcher, if it runs one, sends it now rather than at its next poll.
+      if (app.hasDecorator('webhooks')) app.webhooks.poke();
+      return redirect(reply, `${WEBHOOKS_PAGE}?tested=${encodeURIComponent(endpoint.id)}`);
+    },
+  );
+
+  app.get(`${WEBHOOKS_PAGE.slice('/app'.length)}/:id/remove`, signedIn, async (request, reply) => {
+    const endpoint = await endpointOfOrganization(request);
+    if (!endpoint) return context.notFound(reply);
+    return sendPage(reply, 200, removeWebhookPage({ ...view(request), endpoint }));
+  });
+
+  app.post(
+    `${WEBHOOKS_PAGE.slice('/app'.length)}/:id/remove`,
+    signedInPost,
+    async (request, reply) => {
+      const endpoint = await endpointOfOrganization(request);
+      if (!endpoint) return context.notFound(reply);
+      await deleteWebhookEndpoint(app.db, endpoint.organizationId, endpoint.id);
+      request.log.info(
+        { endpointId: endpoint.id, userId: view(request).user.id },
+        'webhook endpoint removed',
+      );
+      return redirect(reply, `${WEBHOOKS_PAGE}?removed`);
+    },
+  );
+}

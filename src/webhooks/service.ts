@@ -1,0 +1,154 @@
+// Endpoint management: what `compplan webhooks …` and the web application's Settings →
+// Connections → Webhooks do. The signing secret exists in clear only in memory, until it
+// is returned once; a refused request writes nothing.
+import type { Db } from '../db/connect.js';
+import { newId } from '../ids.js';
+import {
+  findOrganizationById,
+  findOrganizationBySlug,
+} from '../modules/organizations/repository.js';
+import { checkEndpointUrl, RefusedAddressError } from './address-filter.js';
+import { EVENT_TYPES, isSubscribableEventType } from './events.js';
+import { recordPing } from './outbox.js';
+import {
+  deleteWebhookEndpoint,
+  findWebhookEndpoint,
+  insertWebhookEndpoint,
+  listWebhookEndpoints,
+  organizationOfWebhookEndpoint,
+  recentWebhookDeliveries,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from './repository.js';
+import { generateSigningSecret, readSealingKey, sealSecret } from './secret.js';
+
+/** A management request that is refused: one line, and nothing was changed. */
+export class WebhookManagementError extends Error {
+  override name = 'WebhookManagementError';
+}
+
+export interface AddedWebhookEndpoint {
+  id: string;
+  org: string;
+  url: string;
+  events: string[];
+  /** The whsec_ signing secret: returned this once, kept only sealed. */
+  secret: string;
+  createdAt: string;
+}
+
+export interface NewEndpointInput {
+  org: string;
+  url: string;
+  /** Event types; undefined: every type. */
+  events?: readonly string[] | undefined;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
+  allowPrivateNetworks: readonly string[];
+}
+
+async function organizationOrFail(db: Db, slug: string) {
+  const organization = await findOrganizationBySlug(db, slug);
+  if (!organization) throw new WebhookManagementError(`No organisation with slug "${slug}"`);
+  return organization;
+}
+
+/** The event types asked for, checked; none given: every type. */
+export function eventTypesOf(events: readonly string[] | undefined): string[] {
+  if (events === undefined) return [...EVENT_TYPES];
+  const unknown = events.filter((type) => !isSubscribableEventType(type));
+  if (unknown.length > 0) {
+    throw new WebhookManagementError(
+      `Unknown event type${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: choose from ${EVENT_TYPES.join(', ')}`,
+    );
+  }
+  if (events.length === 0) throw new WebhookManagementError('Choose at least one event type');
+  return EVENT_TYPES.filter((type) => events.includes(type));
+}
+
+export async function addWebhookEndpoint(
+  db: Db,
+  input: NewEndpointInput,
+  now: Date = new Date(),
+): Promise<AddedWebhookEndpoint> {
+  const organization = await organizationOrFail(db, input.org);
+  let url: string;
+  try {
+    url = checkEndpointUrl(input.url.trim(), input.allowPrivateNetworks);
+  } catch (error) {
+    if (error instanceof RefusedAddressError) throw new WebhookManagementError(error.message);
+    throw error;
+  }
+  const events = eventTypesOf(input.events);
+  const secret = generateSigningSecret();
+  const endpoint = {
+    id: newId('wh'),
+    organizationId: organization.id,
+    url,
+    events,
+    sealedSecret: sealSecret(await readSealingKey(db), secret),
+    createdAt: now.toISOString(),
+  };
+  await insertWebhookEndpoint(db, endpoint);
+  return {
+    id: endpoint.id,
+    org: organization.slug,
+    url,
+    events,
+    secret,
+    createdAt: endpoint.createdAt,
+  };
+}
+
+export interface ListedWebhookEndpoint extends WebhookEndpoint {
+  /** The most recent deliveries, newest first. */
+  deliveries: WebhookDelivery[];
+}
+
+export async function listOrganizationWebhooks(
+  db: Db,
+  org: string,
+  deliveriesEach = 5,
+): Promise<ListedWebhookEndpoint[]> {
+  const organization = await organizationOrFail(db, org);
+  const endpoints = await listWebhookEndpoints(db, organization.id);
+  return Promise.all(
+    endpoints.map(async (endpoint) => ({
+      ...endpoint,
+      deliveries: await recentWebhookDeliveries(db, organization.id, endpoint.id, deliveriesEach),
+    })),
+  );
+}
+
+async function endpointOrFail(db: Db, id: string): Promise<WebhookEndpoint & { org: string }> {
+  const organizationId = await organizationOfWebhookEndpoint(db, id);
+  const endpoint =
+    organizationId === undefined ? undefined : await findWebhookEndpoint(db, organizationId, id);
+  const organization = endpoint && (await findOrganizationById(db, endpoint.organizationId));
+  if (!endpoint || !organization) throw new WebhookManagementError(`No webhook endpoint ${id}`);
+  return { ...endpoint, org: organization.slug };
+}
+
+/** Removes an endpoint, and with it its deliveries still pending. */
+export async function removeWebhookEndpointById(
+  db: Db,
+  id: string,
+): Promise<WebhookEndpoint & { org: string }> {
+  const endpoint = await endpointOrFail(db, id);
+  await deleteWebhookEndpoint(db, endpoint.organizationId, id);
+  return endpoint;
+}
+
+/** Records a `ping` for the endpoint: the next dispatcher round sends it. */
+export async function testWebhookEndpointById(
+  db: Db,
+  id: string,
+): Promise<WebhookEndpoint & { org: string }> {
+  const endpoint = await endpointOrFail(db, id);
+  if (endpoint.status === 'disabled') {
+    throw new WebhookManagementError(
+      `Webhook endpoint ${id} is disabled (it answered 410 Gone): remove it and add it again`,
+    );
+  }
+  await db.transaction().execute((trx) => recordPing(trx, endpoint.organizationId, id));
+  return endpoint;
+}

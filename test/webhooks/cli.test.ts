@@ -1,0 +1,252 @@
+// compplan webhooks add | list | remove | test (decisions.md section 5), and delivery by
+// real `compplan serve` processes: after a crash, and by two instances at once. Every
+// receiver is a node:http server on 127.0.0.1 that verifies each signature with the
+// standardwebhooks library; the servers run with WEBHOOK_ALLOW_PRIVATE_NETWORKS for it.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/connect.js';
+import { type CliServer, runCli, startCliServer, stopAllProcesses } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+const ORG = 'clihooks';
+const WH_ID = /^wh_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
+
+/** A data set of `cycles` merit cycles, all with `status`: changing it changes every cycle. */
+function dataSet(cycles: number, status: string) {
+  return {
+    organization: { slug: ORG, name: 'CLI Hooks', apiKeysEnabled: true },
+    meritCycles: Array.from({ length: cycles }, (_, n) => ({
+      id: `mc_40000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      name: `Cycle ${n}`,
+      status,
+      startDate: '2026-01-01T00:00:00.000Z',
+      endDate: '2026-03-31T00:00:00.000Z',
+      currency: 'USD',
+    })),
+  };
+}
+
+interface Listed {
+  id: string;
+  url: string;
+  status: string;
+  deliveries: { id: string; eventType: string; state: string; attempts: number }[];
+}
+
+describe('compplan webhooks', () => {
+  let database: TestDatabase;
+  let dir: string;
+  let env: Record<string, string>;
+  const servers: CliServer[] = [];
+  let receiver: WebhookReceiver;
+
+  async function importFile(cycles: number, status: string) {
+    const file = join(dir, `${status}-${cycles}.json`);
+    writeFileSync(file, JSON.stringify(dataSet(cycles, status)));
+    const result = await runCli(['import', file], { env });
+    expect(result.code, result.stderr).toBe(0);
+  }
+
+  async function serve() {
+    const server = await startCliServer([], {
+      ...env,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+      // Retries and the lease 1/20 of the real ones: a dead instance's lease (30 s) runs
+      // out in 1.5 s.
+      WEBHOOK_SCHEDULE_SCALE: '0.05',
+    });
+    servers.push(server);
+    return server;
+  }
+
+  async function add(url: string, extraEnv: Record<string, string> = {}) {
+    const result = await runCli(['webhooks', 'add', '--org', ORG, '--url', url, '--json'], {
+      env: { ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', ...extraEnv },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as { id: string; secret: string; events: string[] };
+  }
+
+  async function list(): Promise<Listed[]> {
+    const result = await runCli(['webhooks', 'list', '--org', ORG, '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as Listed[];
+  }
+
+  async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 20_000) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const value = await read();
+      if (check(value)) return value;
+      if (Date.now() > deadline)
+        throw new Error(`not reached in ${ms} ms: ${JSON.stringify(value)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dir = mkdtempSync(join(tmpdir(), 'compplan-webhooks-'));
+    const { config } = database;
+    env = { DATABASE_URL: config.dialect === 'sqlite' ? `sqlite:${config.path}` : config.url };
+    await importFile(3, 'active');
+  });
+  afterAll(async () => {
+    await stopAllProcesses();
+    rmSync(dir, { recursive: true, force: true });
+    await database.drop();
+  });
+  beforeEach(async () => {
+    receiver = await startWebhookReceiver();
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.stop()));
+    await receiver.close();
+    for (const endpoint of await list()) {
+      await runCli(['webhooks', 'remove', endpoint.id], { env });
+    }
+  });
+
+  it.each([
+    ['http://10.0.0.1/hook', '10.0.0.1 is not a public address (private)'],
+    [
+      'http://169.254.169.254/latest/meta-data',
+      '169.254.169.254 is not a public address (link local)',
+    ],
+    ['http://[fd00::1]/hook', 'fd00::1 is not a public address (unique local)'],
+  ])('add refuses %s, before anything is sent, and writes nothing', async (url, reason) => {
+    for (const allowance of [undefined, '127.0.0.0/8']) {
+      const result = await runCli(['webhooks', 'add', '--org', ORG, '--url', url], {
+        env: { ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: allowance },
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        allowance
+          ? `compplan: Refused webhook URL: ${reason}; allow its range with WEBHOOK_ALLOW_PRIVATE_NETWORKS\n`
+          : 'compplan: A webhook URL must start with https:// (http:// only to networks named in WEBHOOK_ALLOW_PRIVATE_NETWORKS), not http://\n',
+      );
+    }
+    expect(await list()).toEqual([]);
+    const handle = openDatabase(database.config);
+    try {
+      for (const table of ['webhook_endpoints', 'webhook_events', 'webhook_deliveries'] as const) {
+        expect(await handle.db.selectFrom(table).selectAll().execute()).toEqual([]);
+      }
+    } finally {
+      await handle.db.destroy();
+    }
+  });
+
+  it('add prints the whsec_ secret once; list shows the endpoint without it; remove removes it', async () => {
+    const text = await runCli(
+      [
+        'webhooks',
+        'add',
+        '--org',
+        ORG,
+        '--url',
+        'https://hooks.example.com/compplan',
+        '--events',
+        'meritCycle.removed',
+      ],
+      { env },
+    );
+    expect(text.code, text.stderr).toBe(0);
+    const secret = /^ {2}(whsec_\S+)$/m.exec(text.stdout)?.[1] ?? '';
+    expect(secret).toMatch(SECRET);
+    const id =
+      /^Added webhook endpoint (\S+) for clihooks: https:\/\/hooks\.example\.com\/compplan$/m.exec(
+        text.stdout,
+      )?.[1];
+    expect(id).toMatch(WH_ID);
+    expect(text.stdout).toContain('Events: meritCycle.removed (and ping');
+
+    const listed = await list();
+    expect(listed).toEqual([
+      {
+        id,
+        organizationId: expect.stringMatching(/^org_/),
+        url: 'https://hooks.example.com/compplan',
+        events: ['meritCycle.removed'],
+        status: 'active',
+        createdAt: expect.any(String),
+        deliveries: [],
+      },
+    ]);
+    const shown = await runCli(['webhooks', 'list', '--org', ORG], { env });
+    expect(shown.stdout).toContain(`${id}  https://hooks.example.com/compplan  meritCycle.removed`);
+    expect(`${shown.stdout}${JSON.stringify(listed)}`).not.toContain(secret.slice(6));
+
+    const removed = await runCli(['webhooks', 'remove', id ?? ''], { env });
+    expect(removed).toMatchObject({
+      code: 0,
+      stdout: `Removed webhook endpoint ${id} (https://hooks.example.com/compplan) of clihooks.\n`,
+    });
+    expect(await list()).toEqual([]);
+    expect(await runCli(['webhooks', 'remove', id ?? ''], { env })).toMatchObject({
+      code: 1,
+      stderr: `compplan: No webhook endpoint ${id}\n`,
+    });
+  });
+
+  it('webhooks test records a ping that a running compplan serve delivers, signed', async () => {
+    await serve();
+    const added = await add(receiver.url);
+    receiver.secret = added.secret;
+    const result = await runCli(['webhooks', 'test', added.id], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const [ping] = await receiver.waitFor(1);
+    expect(ping).toMatchObject({
+      verified: true,
+      violations: [],
+      body: { type: 'ping', data: { endpointId: added.id } },
+    });
+    const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    expect(endpoint?.deliveries).toEqual([
+      expect.objectContaining({ id: ping?.id, eventType: 'ping', state: 'delivered', attempts: 1 }),
+    ]);
+  });
+
+  it('a server killed (SIGKILL) after an import committed, mid-delivery, loses nothing: the next one delivers with the same webhook-id', async () => {
+    const first = await serve();
+    const added = await add(receiver.url);
+    receiver.secret = added.secret;
+    receiver.answers = ['hang'];
+    // The first of the file's cycles only: one event, whose delivery the receiver holds.
+    await importFile(1, 'inactive');
+    const [held] = await receiver.waitFor(1);
+    first.process.kill('SIGKILL');
+    await new Promise((resolve) => first.process.once('exit', resolve));
+
+    await serve();
+    const received = await receiver.waitFor(2);
+    expect(received.map((r) => [r.id, r.body.type, r.verified])).toEqual([
+      [held?.id, 'meritCycle.updated', true],
+      [held?.id, 'meritCycle.updated', true],
+    ]);
+    expect(received[1]?.rawBody).toBe(held?.rawBody);
+    const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    expect(endpoint?.deliveries).toEqual([
+      expect.objectContaining({ id: held?.id, state: 'delivered', attempts: 1 }),
+    ]);
+  });
+
+  it('two instances on one database deliver each event once', async () => {
+    await Promise.all([serve(), serve()]);
+    const added = await add(receiver.url);
+    receiver.secret = added.secret;
+    await importFile(24, 'finalized');
+    // 3 cycles updated, 21 created: 24 events.
+    const received = await receiver.waitFor(24);
+    // A moment for any duplicate to arrive, then exactly one request per event.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(received.every((r) => r.verified)).toBe(true);
+    expect(receiver.received).toHaveLength(24);
+    expect(new Set(receiver.received.map((r) => r.id)).size).toBe(24);
+  });
+});
