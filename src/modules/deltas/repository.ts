@@ -1,8 +1,11 @@
-// The reads of a delta page (walk.ts): one statement each, so that the items, the
-// removals and the organisation's counter come from one snapshot. Items and removals are
-// two range scans in change order — of the (scope, change_seq, id) indexes of migration
-// 0010 — each limited to one more than the page; the page is their merge. A delta over a
-// few changes of a large cycle reads those changes, not the cycle.
+// The reads of a delta page (walk.ts): one statement each, so that the organisation's
+// counter, the items and the removals come from one snapshot. The statement is a compound
+// of three parts, read in turn: a header row (the counter, the newest purged stamp, and
+// for employees the creation stamp of their cycle, which the key must be able to read),
+// then two range scans in change order — the live items and the tombstones, over the
+// (scope, change_seq, id) indexes of migration 0010 — each limited to one more than the
+// page; the page is their merge. A delta over a few changes of a large cycle reads those
+// changes, not the cycle.
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import type { MeritCycleRow } from '../../db/types.js';
@@ -19,6 +22,11 @@ export interface ChangesRead<Item> {
   changes: Change<Item>[];
 }
 
+/** What a row of the compound is: its first column. */
+const HEADER = 0;
+const LIVE = 1;
+const REMOVED = 2;
+
 /**
  * Where a scan starts: past the walk's position, and above `stamp` (the walk's `from` for
  * items, `removalsFrom` for removals). One condition, whichever is the tighter, so that
@@ -32,73 +40,76 @@ function changedSince(stamp: number, walk: DeltaWalk): RawBuilder<unknown> {
     : sql`change_seq > ${stamp}`;
 }
 
-/** The two scans, as one list of rows: live items (`body` or cycle columns) and removals. */
-function changedRows(live: RawBuilder<unknown>, removed: RawBuilder<unknown> | undefined) {
-  return removed
-    ? sql`select * from (${live}) live union all select * from (${removed}) removed`
-    : live;
+/** `and <the cycle is in the key's cycle scope>`, for a column naming a merit cycle id. */
+function inCycleScope(scope: ReadScope, column: RawBuilder<unknown>): RawBuilder<unknown> {
+  const { cycleIds } = scope;
+  if (cycleIds === null) return sql``;
+  // A scope is never empty (the key's checks); should one be, it reads nothing.
+  if (cycleIds.length === 0) return sql` and 1 = 0`;
+  return sql` and ${column} in (${sql.join(cycleIds)})`;
 }
 
-interface StateRow {
-  counter: number | string;
-  purged: number | string;
-  stamp: number | string | null;
+interface CompoundRow {
+  kind: number | string;
+  /** The header's: the organisation's counter. */
+  stamp: number | string;
   id: string | null;
 }
 
-const stateOf = (row: StateRow, createdStamp?: number | string): DeltaState => ({
-  counter: Number(row.counter),
-  purgedThrough: Number(row.purged),
-  ...(createdStamp === undefined ? {} : { createdStamp: Number(createdStamp) }),
-});
-
-/** The merged page: rows of both scans in change order, one more than the page at most. */
-function merged<Row extends StateRow, Item>(
+/**
+ * The header and the changes, in change order, one more than the page at most; no header
+ * when the scope may not read what was asked (its rows, if any, are then not looked at).
+ */
+function split<Row extends CompoundRow, Item>(
   rows: Row[],
   limit: number,
   itemOf: (row: Row) => Item | undefined,
-): Change<Item>[] {
-  return rows
-    .filter((row) => row.id !== null)
+): { header: Row | undefined; changes: Change<Item>[] } {
+  const header = rows.find((row) => Number(row.kind) === HEADER);
+  const changes = rows
+    .filter((row) => Number(row.kind) !== HEADER)
     .map((row) => ({ stamp: Number(row.stamp), id: row.id as string, item: itemOf(row) }))
     .sort(byChangeOrder)
     .slice(0, limit + 1);
+  return { header, changes };
 }
 
-type EmployeeChangeRow = StateRow & { created: number | string; body: string | null };
+type EmployeeChangeRow = CompoundRow & {
+  body: string | null;
+  purged: number | string | null;
+  created: number | string | null;
+};
 
 /**
- * The statement of a page of employee changes: the organisation's counter, the cycle's
- * creation stamp, and the changes; no row when the scope may not read the cycle.
- * Exported for the test of its plan (test/db/delta-plan.test.ts).
+ * The statement of a page of employee changes (header: counter, purged stamp, the cycle's
+ * creation stamp; only when the scope may read the cycle). Exported for the test of its
+ * plan (test/db/delta-plan.test.ts).
  */
 export function employeeChangesQuery(scope: ReadScope, meritCycleId: string, walk: DeltaWalk) {
-  const { organizationId, cycleIds } = scope;
-  const inCycleScope =
-    cycleIds === null
-      ? sql``
-      : cycleIds.length === 0
-        ? sql` and 1 = 0`
-        : sql` and c.id in (${sql.join(cycleIds)})`;
+  const { organizationId } = scope;
   const n = walk.limit + 1;
-  const live = sql`select change_seq as stamp, id, body from merit_cycle_employees
-     where merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}
-       and ${changedSince(walk.from, walk)}
-     order by change_seq, id limit ${n}`;
+  // Placeholders (null) stand outside the subqueries: there they take their type from the
+  // other parts (PostgreSQL types a null inside a subquery as text).
+  const live = sql`select ${sql.lit(LIVE)}, stamp, id, body, null, null from (
+      select change_seq as stamp, id, body from merit_cycle_employees
+       where merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}
+         and ${changedSince(walk.from, walk)}
+       order by change_seq, id limit ${n}) live`;
   const removed =
     walk.removalsFrom === undefined
-      ? undefined
-      : sql`select change_seq as stamp, id, null as body from removed_employees
-     where merit_cycle_id = ${meritCycleId}
-       and ${changedSince(walk.removalsFrom, walk)}
-     order by change_seq, id limit ${n}`;
+      ? sql``
+      : sql` union all select ${sql.lit(REMOVED)}, stamp, id, null, null, null from (
+      select change_seq as stamp, id from removed_employees
+       where merit_cycle_id = ${meritCycleId}
+         and ${changedSince(walk.removalsFrom, walk)}
+       order by change_seq, id limit ${n}) removed`;
   return sql<EmployeeChangeRow>`
-    select o.change_seq as counter, o.purged_change_seq as purged,
-           c.created_change_seq as created, changed.stamp, changed.id, changed.body
+    select ${sql.lit(HEADER)} as kind, o.change_seq as stamp, null as id, null as body,
+           o.purged_change_seq as purged, c.created_change_seq as created
       from organizations o
-      join merit_cycles c on c.organization_id = o.id and c.id = ${meritCycleId}${inCycleScope}
-      left join (${changedRows(live, removed)}) changed on 1 = 1
-     where o.id = ${organizationId}`;
+      join merit_cycles c on c.organization_id = o.id and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}
+     where o.id = ${organizationId}
+    union all ${live}${removed}`;
 }
 
 /**
@@ -113,25 +124,29 @@ export async function readEmployeeChanges(
 ): Promise<ChangesRead<string> | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
   const { rows } = await employeeChangesQuery(scope, meritCycleId, walk).execute(db);
-  const first = rows[0];
-  if (!first) return undefined;
   const hidden = scope.hiddenColumns;
+  const { header, changes } = split(rows, walk.limit, (row) =>
+    row.body === null
+      ? undefined
+      : hidden.length === 0
+        ? row.body
+        : withoutColumnsOf(row.body, hidden),
+  );
+  if (!header) return undefined;
   return {
-    state: stateOf(first, first.created),
-    changes: merged(rows, walk.limit, (row) =>
-      row.body === null
-        ? undefined
-        : hidden.length === 0
-          ? row.body
-          : withoutColumnsOf(row.body, hidden),
-    ),
+    state: {
+      counter: Number(header.stamp),
+      purgedThrough: Number(header.purged),
+      createdStamp: Number(header.created),
+    },
+    changes,
   };
 }
 
-type CycleColumns = Pick<
-  MeritCycleRow,
-  'id' | 'name' | 'start_date' | 'end_date' | 'created_date' | 'status'
->;
+type CycleChangeRow = CompoundRow &
+  Pick<MeritCycleRow, 'name' | 'start_date' | 'end_date' | 'created_date' | 'status'> & {
+    purged: number | string | null;
+  };
 
 /** A page of the merit cycle changes the scope may read. */
 export async function readMeritCycleChanges(
@@ -139,41 +154,36 @@ export async function readMeritCycleChanges(
   scope: ReadScope,
   walk: DeltaWalk,
 ): Promise<ChangesRead<MeritCycle>> {
-  const { organizationId, cycleIds } = scope;
-  const inCycleScope =
-    cycleIds === null
-      ? sql``
-      : cycleIds.length === 0
-        ? sql` and 1 = 0`
-        : sql` and id in (${sql.join(cycleIds)})`;
+  const { organizationId } = scope;
   const n = walk.limit + 1;
-  // The scans carry stamps and ids only; the cycles' columns are joined to the live ones.
-  const live = sql`select change_seq as stamp, id, 0 as removed from merit_cycles
-     where organization_id = ${organizationId}${inCycleScope}
-       and ${changedSince(walk.from, walk)}
-     order by change_seq, id limit ${n}`;
+  const live = sql`select ${sql.lit(LIVE)}, stamp, id, name, status, start_date, end_date,
+           created_date, null from (
+      select change_seq as stamp, id, name, status, start_date, end_date, created_date
+        from merit_cycles
+       where organization_id = ${organizationId}${inCycleScope(scope, sql`id`)}
+         and ${changedSince(walk.from, walk)}
+       order by change_seq, id limit ${n}) live`;
   const removed =
     walk.removalsFrom === undefined
-      ? undefined
-      : sql`select change_seq as stamp, id, 1 as removed from removed_merit_cycles
-     where organization_id = ${organizationId}${inCycleScope}
-       and ${changedSince(walk.removalsFrom, walk)}
-     order by change_seq, id limit ${n}`;
-  const { rows } = await sql<StateRow & { removed: number | null } & CycleColumns>`
-    select o.change_seq as counter, o.purged_change_seq as purged,
-           changed.stamp, changed.id, changed.removed,
-           c.name, c.status, c.start_date, c.end_date, c.created_date
-      from organizations o
-      left join (${changedRows(live, removed)}) changed on 1 = 1
-      left join merit_cycles c on c.id = changed.id and changed.removed = 0
-     where o.id = ${organizationId}`.execute(db);
-  const first = rows[0];
+      ? sql``
+      : sql` union all select ${sql.lit(REMOVED)}, stamp, id, null, null, null, null, null, null from (
+      select change_seq as stamp, id from removed_merit_cycles
+       where organization_id = ${organizationId}${inCycleScope(scope, sql`id`)}
+         and ${changedSince(walk.removalsFrom, walk)}
+       order by change_seq, id limit ${n}) removed`;
+  const { rows } = await sql<CycleChangeRow>`
+    select ${sql.lit(HEADER)} as kind, change_seq as stamp, null as id, null as name,
+           null as status, null as start_date, null as end_date, null as created_date,
+           purged_change_seq as purged
+      from organizations where id = ${organizationId}
+    union all ${live}${removed}`.execute(db);
+  const { header, changes } = split(rows, walk.limit, (row) =>
+    Number(row.kind) === REMOVED ? undefined : toMeritCycle({ ...row, id: row.id as string }),
+  );
   // The key's organisation exists: the key was found by it.
-  if (!first) throw new Error(`organisation ${organizationId} not found`);
+  if (!header) throw new Error(`organisation ${organizationId} not found`);
   return {
-    state: stateOf(first),
-    changes: merged(rows, walk.limit, (row) =>
-      Number(row.removed) === 1 ? undefined : toMeritCycle(row),
-    ),
+    state: { counter: Number(header.stamp), purgedThrough: Number(header.purged) },
+    changes,
   };
 }
