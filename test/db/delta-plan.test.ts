@@ -25,12 +25,17 @@ describe('the plan of a delta page', () => {
       .select('organization_id')
       .where('id', '=', LARGE_CYCLE)
       .executeTakeFirstOrThrow();
-    const query = employeeChangesQuery(readScope(org.organization_id, null, []), LARGE_CYCLE, {
-      from: 0,
-      removalsFrom: 0,
-      after: [1, 'mce_30000000-0000-4000-8000-000000000100'],
-      limit: 100,
-    });
+    const query = employeeChangesQuery(
+      testDialect(),
+      readScope(org.organization_id, null, []),
+      LARGE_CYCLE,
+      {
+        from: 0,
+        removalsFrom: 0,
+        after: [1, 'mce_30000000-0000-4000-8000-000000000100'],
+        limit: 100,
+      },
+    );
     if (testDialect() === 'sqlite') {
       const { rows } = await sql<{ detail: string }>`explain query plan ${query}`.execute(db);
       const details = rows.map((row) => row.detail);

@@ -7,7 +7,7 @@
 // page; the page is their merge. A delta over a few changes of a large cycle reads those
 // changes, not the cycle.
 import { type RawBuilder, sql } from 'kysely';
-import type { Db } from '../../db/connect.js';
+import type { Db, Dialect } from '../../db/connect.js';
 import type { MeritCycleRow } from '../../db/types.js';
 import { isId } from '../../ids.js';
 import type { ReadScope } from '../api-keys/scope.js';
@@ -75,7 +75,7 @@ function split<Row extends CompoundRow, Item>(
 }
 
 type EmployeeChangeRow = CompoundRow & {
-  body: string | null;
+  body: Buffer | string | null;
   purged: number | string | null;
   created: number | string | null;
 };
@@ -85,13 +85,21 @@ type EmployeeChangeRow = CompoundRow & {
  * creation stamp; only when the scope may read the cycle). Exported for the test of its
  * plan (test/db/delta-plan.test.ts).
  */
-export function employeeChangesQuery(scope: ReadScope, meritCycleId: string, walk: DeltaWalk) {
+export function employeeChangesQuery(
+  dialect: Dialect,
+  scope: ReadScope,
+  meritCycleId: string,
+  walk: DeltaWalk,
+) {
   const { organizationId } = scope;
   const n = walk.limit + 1;
+  // SQLite hands a BLOB over as bytes: the page goes from the database to the socket
+  // without becoming JavaScript strings and back (as the list's page does).
+  const body = dialect === 'sqlite' ? sql`cast(body as blob)` : sql`body`;
   // Placeholders (null) stand outside the subqueries: there they take their type from the
   // other parts (PostgreSQL types a null inside a subquery as text).
   const live = sql`select ${sql.lit(LIVE)}, stamp, id, body, null, null from (
-      select change_seq as stamp, id, body from merit_cycle_employees
+      select change_seq as stamp, id, ${body} as body from merit_cycle_employees
        where merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}
          and ${changedSince(walk.from, walk)}
        order by change_seq, id limit ${n}) live`;
@@ -112,25 +120,28 @@ export function employeeChangesQuery(scope: ReadScope, meritCycleId: string, wal
     union all ${live}${removed}`;
 }
 
+/** An employee's stored JSON as UTF-8 bytes, without the columns the key hides. */
+function employeeBytes(body: Buffer | string, hidden: readonly string[]): Buffer {
+  if (hidden.length > 0) return Buffer.from(withoutColumnsOf(body.toString(), hidden));
+  return typeof body === 'string' ? Buffer.from(body) : body;
+}
+
 /**
- * A page of the employee changes of a merit cycle the scope may read; undefined when it
- * may not (another organisation's, outside a key's cycle scope, or none).
+ * A page of the employee changes of a merit cycle the scope may read, each employee as
+ * the UTF-8 bytes of its JSON; undefined when the scope may not read the cycle (another
+ * organisation's, outside a key's cycle scope, or none).
  */
 export async function readEmployeeChanges(
   db: Db,
+  dialect: Dialect,
   scope: ReadScope,
   meritCycleId: string,
   walk: DeltaWalk,
-): Promise<ChangesRead<string> | undefined> {
+): Promise<ChangesRead<Buffer> | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
-  const { rows } = await employeeChangesQuery(scope, meritCycleId, walk).execute(db);
-  const hidden = scope.hiddenColumns;
+  const { rows } = await employeeChangesQuery(dialect, scope, meritCycleId, walk).execute(db);
   const { header, changes } = split(rows, walk.limit, (row) =>
-    row.body === null
-      ? undefined
-      : hidden.length === 0
-        ? row.body
-        : withoutColumnsOf(row.body, hidden),
+    row.body === null ? undefined : employeeBytes(row.body, scope.hiddenColumns),
   );
   if (!header) return undefined;
   return {

@@ -32,7 +32,9 @@ const responses = {
 const DELTA_DESCRIPTION =
   'Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again.';
 
-const REMOVED_JSON = (id: string) => `{"id":${JSON.stringify(id)},"removed":true}`;
+const REMOVED_JSON = (id: string) => Buffer.from(`{"id":${JSON.stringify(id)},"removed":true}`);
+const PAGE_START = Buffer.from('{"data":[');
+const COMMA = Buffer.from(',');
 
 export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app, options) => {
   const walkOf = (scope: CursorScope, query: DeltaQuery) =>
@@ -97,14 +99,23 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
         meritCycleId,
       } as const;
       const walk = walkOf(scope, request.query);
-      const read = await readEmployeeChanges(app.db, reader, meritCycleId, walk);
+      const read = await readEmployeeChanges(app.db, app.dialect, reader, meritCycleId, walk);
       if (!read) throw notFound('Merit cycle');
       checkAnswerable(walk, read.state);
       const page = deltaPage({ codec: app.cursors, scope, walk, ...read, now: options.now() });
-      // Each employee's stored JSON text as it is, as the list sends it.
-      const items = page.changes.map(({ id, item }: Change<string>) => item ?? REMOVED_JSON(id));
-      const json = `{"data":[${items.join(',')}],"nextCursor":${JSON.stringify(page.nextCursor)},"deltaToken":${JSON.stringify(page.deltaToken)}}`;
-      return reply.type('application/json; charset=utf-8').send(Buffer.from(json) as never);
+      // Each employee's stored JSON as it is, as the list sends it: bytes joined, no
+      // serialization.
+      const parts: Buffer[] = [PAGE_START];
+      page.changes.forEach(({ id, item }: Change<Buffer>, index) => {
+        if (index > 0) parts.push(COMMA);
+        parts.push(item ?? REMOVED_JSON(id));
+      });
+      parts.push(
+        Buffer.from(
+          `],"nextCursor":${JSON.stringify(page.nextCursor)},"deltaToken":${JSON.stringify(page.deltaToken)}}`,
+        ),
+      );
+      return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts) as never);
     },
   });
 };
