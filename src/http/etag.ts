@@ -7,12 +7,13 @@
 // The tag is weak (W/"…"): the same JSON text is sent identity- or br/gzip-encoded, and a
 // strong tag would have to differ per encoding. If-None-Match compares weakly anyway
 // (RFC 9110 section 13.1.2), so clients see no difference.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** The ETag of a response body: 128 bits of SHA-256 of its text (or its UTF-8), base64url. */
 export function etagOf(body: string | Buffer): string {
-  return `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  // crypto.hash: one call, no Hash object (a small body's tag in a third of the time).
+  return `W/"${hash('sha256', body, 'base64url').slice(0, 22)}"`;
 }
 
 // The tags of bodies sent as bytes, by the Buffer itself: an answer the response cache
