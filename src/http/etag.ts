@@ -9,6 +9,7 @@
 // (RFC 9110 section 13.1.2), so clients see no difference.
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { routeConfigOf } from './route-config.js';
 
 /** The ETag of a response body: 128 bits of SHA-256 of its text (or its UTF-8), base64url. */
 export function etagOf(body: string | Buffer): string {
@@ -55,7 +56,7 @@ export function conditionalGet(
 ): unknown {
   if (
     reply.statusCode !== 200 ||
-    !request.routeOptions.config.api ||
+    !routeConfigOf(request).api ||
     !(typeof payload === 'string' || Buffer.isBuffer(payload))
   ) {
     return payload;

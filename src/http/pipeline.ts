@@ -35,6 +35,7 @@ import { type Quota, sendQuotaSpent } from '../rate-limit/plugin.js';
 import { compress } from './compression.js';
 import { conditionalGet } from './etag.js';
 import { responseCache } from './response-cache.js';
+import { decorateRouteConfig, routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -72,6 +73,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
           capacity: poolSize,
           maxWaitMs: MAX_TURN_WAIT_MS,
         });
+  decorateRouteConfig(app);
   app.decorateRequest('quota', undefined);
   app.decorateRequest('endTurn', undefined);
 
@@ -121,7 +123,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
   // 5. take turn
   if (turns) {
     app.addHook('preHandler', async (request, reply) => {
-      const { config } = request.routeOptions;
+      const config = routeConfigOf(request);
       if (!config.api || config.readsDatabase === false || !request.apiKey) return;
       // No turn within MAX_TURN_WAIT_MS: 503 (the error handler adds Retry-After).
       request.endTurn = await turns.take(request.apiKey.id);

@@ -18,6 +18,7 @@ import { readScopeOf } from '../plugins/authentication.js';
 import { encode, encodingFor } from './compression.js';
 import { etagOfBody } from './etag.js';
 import { KeptAnswers, type KeptAnswersLimits } from './kept-answers.js';
+import { routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -83,7 +84,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
 
   return {
     answerFromCache(request, reply) {
-      if (request.method !== 'GET' || reply.routeOptions.config.cacheAnswers !== true) return;
+      if (request.method !== 'GET' || routeConfigOf(request).cacheAnswers !== true) return;
       const current = revision.current();
       if (current === undefined) {
         unusable.inc();

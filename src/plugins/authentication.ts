@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from '../errors.js';
+import { routeConfigOf } from '../http/route-config.js';
 import type { ReadScope } from '../modules/api-keys/scope.js';
 import {
   ApiKeyVerifier,
@@ -37,7 +38,7 @@ declare module 'fastify' {
  * web application, the reference and the health checks never.
  */
 function keyPolicy(request: FastifyRequest): 'required' | 'when-sent' | 'none' {
-  const { config } = request.routeOptions;
+  const config = routeConfigOf(request);
   if (config.api) return 'required';
   return request.is404 || config.countsKey ? 'when-sent' : 'none';
 }

@@ -4,6 +4,7 @@
 // application under /app, the reference under /docs) keeps the headers its own scope
 // sets: only JSON responses are touched here, and a header a route already set stays.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { routeConfigOf } from '../http/route-config.js';
 
 export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   // Nothing a JSON body could be turned into may load or run anything, or be framed.
@@ -27,7 +28,7 @@ const isJson = (reply: FastifyReply) => {
  * JSON answer, and every answer of an API route (a 304 has no content type).
  */
 export function secureJson(request: FastifyRequest, reply: FastifyReply): void {
-  if (!isJson(reply) && !request.routeOptions.config.api) return;
+  if (!isJson(reply) && !routeConfigOf(request).api) return;
   for (const [name, value] of HEADER_ENTRIES) {
     if (!reply.hasHeader(name)) reply.header(name, value);
   }
