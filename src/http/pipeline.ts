@@ -111,7 +111,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
 
   /** 9. label: RateLimit and X-RateLimit-* of the quota as it now stands. */
   function label(request: FastifyRequest, reply: FastifyReply): void {
-    if (request.quota) reply.headers(app.rateLimits.headers(request.quota));
+    if (request.quota) app.rateLimits.label(reply, request.quota);
   }
 
   app.addHook('onRequest', async (request, reply) => {
