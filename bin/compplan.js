@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=100 --no-allocation-site-pretenuring
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=100 --no-allocation-site-pretenuring
 // The compiled command line, bundled (npm ci builds it through the prepare script;
 // scripts/bundle-cli.js says why it is one bundle). The V8 flags above are how every
 // compplan process runs — `npm start`, `npx compplan …` and the systemd units execute this

@@ -121,15 +121,12 @@ function varyOnEncoding(reply: FastifyReply): void {
 }
 
 /**
- * The compression step: an onSend hook. A body is encoded when it is text of 1 KiB or
- * more and the client accepts an encoding; a body already encoded (a kept answer sent by
+ * The compression step of the pipeline: the body to send. A body is encoded when it is
+ * text of 1 KiB or more and the client accepts an encoding (at once, or a promise of it
+ * from zlib's thread pool for a large body); a body already encoded (a kept answer sent by
  * the response cache) and answers without a body are left alone.
  */
-export async function compress(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  payload: unknown,
-): Promise<unknown> {
+export function compress(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   if (payload === null || payload === undefined || reply.hasHeader('content-encoding')) {
     return payload;
   }

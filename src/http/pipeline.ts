@@ -1,8 +1,9 @@
 // The order of work on every request, in one place (docs/api-behaviour.md, "The request
 // pipeline"). Each step is a small function with one job, in the module named beside it;
 // a step that does not apply to a route returns at once. Registered at the root before
-// any route, so every route — and the 404 of a path that does not exist — runs them, in
-// this order:
+// any route, so every route — and the 404 of a path that does not exist — runs them. Each
+// Fastify hook below runs its steps in this order (one hook per phase: a hook is a
+// promise and a turn of the event loop's microtasks, a step a function call):
 //
 //   onRequest   1. check       request id, URL length, Host                 (below)
 //               2. authenticate the key, when the route needs or is sent one (plugins/authentication.ts)
@@ -18,6 +19,10 @@
 //              11. compress    when the client accepts an encoding (compression.ts)
 //   onResponse 12. record      one access log line and the request metrics
 //
+// A step of onRequest that answers (an error, a 429, a kept answer) returns the reply, and
+// the hook returns it: Fastify then runs nothing more of the request but the onSend and
+// onResponse steps of that answer.
+//
 // The key's quota is taken before any work and labels every answer of a request that
 // carried a valid key, whatever its status: 200, 304, 404 of an unknown path, 405, 422,
 // 429 (decisions.md, "Rate limit").
@@ -30,6 +35,7 @@ import { type Quota, sendQuotaSpent } from '../rate-limit/plugin.js';
 import { compress } from './compression.js';
 import { conditionalGet } from './etag.js';
 import { responseCache } from './response-cache.js';
+import { decorateRouteConfig, routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -67,11 +73,12 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
           capacity: poolSize,
           maxWaitMs: MAX_TURN_WAIT_MS,
         });
+  decorateRouteConfig(app);
   app.decorateRequest('quota', undefined);
   app.decorateRequest('endTurn', undefined);
 
-  // 1. check
-  app.addHook('onRequest', async (request, reply) => {
+  /** 1. check: the request id on every answer; 414 and 400 for what no route may take. */
+  function check(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
     reply.header('x-request-id', request.id);
     if ((request.raw.url ?? '').length > options.maxUrlLength) {
       return sendError(request, reply, 414, 'URI Too Long');
@@ -80,11 +87,13 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       return sendError(request, reply, 400, 'Bad Request: the Host header is missing');
     }
-  });
-  // 2. authenticate
-  app.addHook('onRequest', authenticate);
-  // 3. take quota
-  app.addHook('onRequest', async function takeQuota(request, reply) {
+  }
+
+  /** 3. take quota: one request from the key's quota; 429 when it is spent. */
+  async function takeQuota(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<FastifyReply | undefined> {
     if (!request.apiKey) return;
     const quota = await app.rateLimits.takeKeyQuota(request.apiKey.id);
     request.quota = quota;
@@ -92,13 +101,29 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
       app.metrics.rateLimited.inc({ limit: 'key' });
       return sendQuotaSpent(reply, quota);
     }
+  }
+
+  /** 8. tag, its second half: a 304 gives its request back to the key's quota. */
+  async function giveBackQuota(request: FastifyRequest): Promise<void> {
+    if (!request.apiKey) return;
+    request.quota = (await app.rateLimits.refundKeyQuota(request.apiKey.id)) ?? request.quota;
+  }
+
+  /** 9. label: RateLimit and X-RateLimit-* of the quota as it now stands. */
+  function label(request: FastifyRequest, reply: FastifyReply): void {
+    if (request.quota) app.rateLimits.label(reply, request.quota);
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (check(request, reply)) return reply; // 1.
+    if (await authenticate(app, request, reply)) return reply; // 2.
+    if (await takeQuota(request, reply)) return reply; // 3.
+    return cache.answerFromCache(request, reply); // 4.
   });
-  // 4. cached
-  app.addHook('onRequest', cache.answerFromCache);
   // 5. take turn
   if (turns) {
     app.addHook('preHandler', async (request, reply) => {
-      const { config } = request.routeOptions;
+      const config = routeConfigOf(request);
       if (!config.api || config.readsDatabase === false || !request.apiKey) return;
       // No turn within MAX_TURN_WAIT_MS: 503 (the error handler adds Retry-After).
       request.endTurn = await turns.take(request.apiKey.id);
@@ -106,30 +131,22 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
       reply.raw.once('close', request.endTurn);
     });
   }
-  // 6. end turn
-  app.addHook('onSend', async (request, _reply, payload) => {
-    request.endTurn?.();
-    return payload;
+  app.addHook('onSend', async (request, reply, payload) => {
+    request.endTurn?.(); // 6. end turn
+    let body = cache.keepAnswer(request, reply, payload); // 7. keep
+    body = conditionalGet(request, reply, body); // 8. tag
+    if (reply.statusCode === 304) await giveBackQuota(request);
+    label(request, reply); // 9.
+    secureJson(request, reply); // 10. secure
+    return compress(request, reply, body); // 11. compress
   });
-  // 7. keep
-  app.addHook('onSend', cache.keepAnswer);
-  // 8. tag
-  app.addHook('onSend', conditionalGet);
-  // 9. label
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
-    if (request.quota) reply.headers(app.rateLimits.headers(request.quota));
-    return payload;
-  });
-  // 10. secure
-  app.addHook('onSend', secureJson);
-  // 11. compress
-  app.addHook('onSend', compress);
   // 12. record
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     app.metrics.observeRequest(request, reply);
     request.log.info(
       { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
       'request completed',
     );
+    done();
   });
 }

@@ -18,6 +18,7 @@ import { readScopeOf } from '../plugins/authentication.js';
 import { encode, encodingFor } from './compression.js';
 import { etagOfBody } from './etag.js';
 import { KeptAnswers, type KeptAnswersLimits } from './kept-answers.js';
+import { routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -45,10 +46,10 @@ const LIMITS: KeptAnswersLimits = {
 };
 
 export interface ResponseCache {
-  /** Step 4 of the pipeline: sends a kept answer that is still current. */
-  answerFromCache(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
-  /** Step 7: keeps what a cacheable route built. */
-  keepAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
+  /** Step 4 of the pipeline: sends a kept answer that is still current; the reply when it did. */
+  answerFromCache(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
+  /** Step 7: keeps what a cacheable route built; the body to send on. */
+  keepAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown;
 }
 
 /** The cache of the API's answers; routes opt in with `config: { cacheAnswers: true }`. */
@@ -82,8 +83,8 @@ export function responseCache(app: FastifyInstance): ResponseCache {
   });
 
   return {
-    async answerFromCache(request, reply) {
-      if (request.method !== 'GET' || reply.routeOptions.config.cacheAnswers !== true) return;
+    answerFromCache(request, reply) {
+      if (request.method !== 'GET' || routeConfigOf(request).cacheAnswers !== true) return;
       const current = revision.current();
       if (current === undefined) {
         unusable.inc();
@@ -116,7 +117,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
 
     // Before the tag step, which may turn a 200 into a 304 without a body: the body is
     // still the one to keep.
-    async keepAnswer(request, reply, payload) {
+    keepAnswer(request, reply, payload) {
       const built = request.answerRevision;
       if (built === undefined || reply.statusCode !== 200) return payload;
       if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from '../errors.js';
+import { routeConfigOf } from '../http/route-config.js';
 import type { ReadScope } from '../modules/api-keys/scope.js';
 import {
   ApiKeyVerifier,
@@ -37,29 +38,30 @@ declare module 'fastify' {
  * web application, the reference and the health checks never.
  */
 function keyPolicy(request: FastifyRequest): 'required' | 'when-sent' | 'none' {
-  const { config } = request.routeOptions;
+  const config = routeConfigOf(request);
   if (config.api) return 'required';
   return request.is404 || config.countsKey ? 'when-sent' : 'none';
 }
 
-/** The authenticate step of the pipeline (src/http/pipeline.ts): an onRequest hook. */
+/**
+ * The authenticate step of the pipeline (src/http/pipeline.ts): sets request.apiKey, or
+ * answers (429 for an address over its failed-authentication limit: the reply is
+ * returned) or throws (401).
+ */
 export async function authenticate(
-  this: FastifyInstance,
+  app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
-) {
+): Promise<FastifyReply | undefined> {
   const policy = keyPolicy(request);
   const header = request.headers[API_KEY_HEADER];
   if (policy === 'none' || (policy === 'when-sent' && header === undefined)) return;
-  const key = await this.apiKeys.verify(
-    typeof header === 'string' ? header : undefined,
-    request.ip,
-  );
+  const key = await app.apiKeys.verify(typeof header === 'string' ? header : undefined, request.ip);
   if (!key) {
-    this.metrics.authFailures.inc();
-    const retryAfter = await this.rateLimits.recordAuthFailure(request.ip);
+    app.metrics.authFailures.inc();
+    const retryAfter = await app.rateLimits.recordAuthFailure(request.ip);
     if (retryAfter !== null) {
-      this.metrics.rateLimited.inc({ limit: 'auth-failure' });
+      app.metrics.rateLimited.inc({ limit: 'auth-failure' });
       return sendTooManyRequests(reply, retryAfter);
     }
     throw unauthorized();

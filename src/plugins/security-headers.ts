@@ -4,6 +4,7 @@
 // application under /app, the reference under /docs) keeps the headers its own scope
 // sets: only JSON responses are touched here, and a header a route already set stays.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { routeConfigOf } from '../http/route-config.js';
 
 export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   // Nothing a JSON body could be turned into may load or run anything, or be framed.
@@ -15,19 +16,20 @@ export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.fre
   'cache-control': 'no-store',
 });
 
+const HEADER_ENTRIES = Object.entries(API_RESPONSE_HEADERS);
+
 const isJson = (reply: FastifyReply) => {
   const type = reply.getHeader('content-type');
   return typeof type === 'string' && type.startsWith('application/json');
 };
 
 /**
- * The secure step of the pipeline (src/http/pipeline.ts): an onSend hook for every JSON
- * answer, and every answer of an API route (a 304 has no content type).
+ * The secure step of the pipeline (src/http/pipeline.ts), before an answer is sent: every
+ * JSON answer, and every answer of an API route (a 304 has no content type).
  */
-export async function secureJson(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  if (!isJson(reply) && !request.routeOptions.config.api) return payload;
-  for (const [name, value] of Object.entries(API_RESPONSE_HEADERS)) {
+export function secureJson(request: FastifyRequest, reply: FastifyReply): void {
+  if (!isJson(reply) && !routeConfigOf(request).api) return;
+  for (const [name, value] of HEADER_ENTRIES) {
     if (!reply.hasHeader(name)) reply.header(name, value);
   }
-  return payload;
 }

@@ -29,8 +29,8 @@ export interface RateLimits {
    * may try again when it is over its limit, else null.
    */
   recordAuthFailure(address: string): Promise<number | null>;
-  /** The rate-limit headers of an answer counted with this quota. */
-  headers(quota: Quota): Record<string, string>;
+  /** Sets the rate-limit headers of an answer counted with this quota. */
+  label(reply: FastifyReply, quota: Quota): void;
   /** A limit of another kind (the web application's sign-in), in the same stores. */
   counter(limit: WindowLimit): WindowCounter;
   /** Where counters live right now: in process, in Redis, or in process while Redis is down. */
@@ -80,15 +80,14 @@ export default fp<{ config: Config }>(
         const failures = await authFailures.take(address);
         return failures.exceeded ? secondsUntil(failures.resetsInMs) : null;
       },
-      headers(quota) {
+      label(reply, quota) {
         const resetsIn = Math.ceil(quota.resetsInMs / 1000);
-        return {
-          'ratelimit-policy': policy,
-          ratelimit: `"default";r=${quota.remaining};t=${resetsIn}`,
-          'x-ratelimit-limit': limit,
-          'x-ratelimit-remaining': String(quota.remaining),
-          'x-ratelimit-reset': String(Math.ceil((Date.now() + quota.resetsInMs) / 1000)),
-        };
+        reply
+          .header('ratelimit-policy', policy)
+          .header('ratelimit', `"default";r=${quota.remaining};t=${resetsIn}`)
+          .header('x-ratelimit-limit', limit)
+          .header('x-ratelimit-remaining', String(quota.remaining))
+          .header('x-ratelimit-reset', String(Math.ceil((Date.now() + quota.resetsInMs) / 1000)));
       },
       counter: (limit) => new WindowCounter(limit, link),
       storeState: () => link?.state() ?? 'local',

@@ -177,7 +177,7 @@ describe('three instances behind nginx, on one PostgreSQL and one Redis', () => 
 
   it("every instance runs Node with compplan's V8 flags, which bin/compplan.js's first line gives and both units and npm start use by executing it", async () => {
     const flags = [
-      '--max-semi-space-size=4',
+      '--max-semi-space-size=8',
       '--heap-growing-percent=100',
       '--no-allocation-site-pretenuring',
     ];

@@ -109,12 +109,17 @@ export class ApiKeyVerifier {
   async verify(secret: string | undefined, address: string): Promise<AuthenticatedKey | null> {
     if (secret === undefined || !isWellFormedSecret(secret)) return null;
     const secretHash = hashSecret(secret);
-    let entry = await this.cache.fetch(secretHash);
-    // A fresh lookup is this request's answer even if a change is seen while it runs: the
-    // two were simultaneous. It is kept under the generation it began in, so the next
-    // request looks up again.
-    if (entry && !this.usable(entry)) {
-      entry = await this.cache.fetch(secretHash, { forceRefresh: true });
+    // A kept answer still usable is read as it is; fetch (which shares one lookup between
+    // concurrent requests) only when there is none.
+    let entry = this.cache.get(secretHash);
+    if (!entry || !this.usable(entry)) {
+      entry = await this.cache.fetch(secretHash);
+      // A fresh lookup is this request's answer even if a change is seen while it runs:
+      // the two were simultaneous. It is kept under the generation it began in, so the
+      // next request looks up again.
+      if (entry && !this.usable(entry)) {
+        entry = await this.cache.fetch(secretHash, { forceRefresh: true });
+      }
     }
     const key = entry?.key ?? null;
     if (!key) return null;
