@@ -256,6 +256,15 @@ const SHARED_RESPONSES: Record<string, Response> = {
 };
 
 /** Examples of the bodies the routes declare, by operation and status. */
+const EXAMPLE_CYCLE = {
+  id: EXAMPLE_CYCLE_ID,
+  name: '2025 Annual Merit',
+  startDate: '2025-01-01T00:00:00.000Z',
+  endDate: '2025-03-31T23:59:59.999Z',
+  createdDate: '2024-11-15T09:30:00.000Z',
+  status: 'active',
+};
+
 const EXAMPLE_EMPLOYEE = {
   id: 'mce_9a1f0c52-7d1e-4c0b-a6f3-2b8e5d4c3a10',
   email: 'ada@acme.example',
@@ -278,16 +287,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   ping: { '200': { message: 'pong' }, '422': unknownParameterExample('/ping') },
   listMeritCycles: {
     '200': {
-      data: [
-        {
-          id: EXAMPLE_CYCLE_ID,
-          name: '2025 Annual Merit',
-          startDate: '2025-01-01T00:00:00.000Z',
-          endDate: '2025-03-31T23:59:59.999Z',
-          createdDate: '2024-11-15T09:30:00.000Z',
-          status: 'active',
-        },
-      ],
+      data: [EXAMPLE_CYCLE],
       nextCursor: EXAMPLE_CURSOR,
     },
     '400': errorExample(
@@ -305,14 +305,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
     },
   },
   getMeritCycle: {
-    '200': {
-      id: EXAMPLE_CYCLE_ID,
-      name: '2025 Annual Merit',
-      startDate: '2025-01-01T00:00:00.000Z',
-      endDate: '2025-03-31T23:59:59.999Z',
-      createdDate: '2024-11-15T09:30:00.000Z',
-      status: 'active',
-    },
+    '200': EXAMPLE_CYCLE,
     '404': errorExample(
       `/v1/compensationPlanning/meritCycles/${EXAMPLE_CYCLE_ID}`,
       'Merit cycle not found',
@@ -358,14 +351,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   meritCyclesDelta: {
     '200': {
       data: [
-        {
-          id: EXAMPLE_CYCLE_ID,
-          name: '2025 Annual Merit',
-          startDate: '2025-01-01T00:00:00.000Z',
-          endDate: '2025-03-31T23:59:59.999Z',
-          createdDate: '2024-11-15T09:30:00.000Z',
-          status: 'finalized',
-        },
+        { ...EXAMPLE_CYCLE, status: 'finalized' },
         { id: 'mc_7c9e6679-7425-40de-944b-e07fc1f90ae7', removed: true },
       ],
       nextCursor: null,
