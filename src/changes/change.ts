@@ -74,7 +74,7 @@ export class OrganizationChange {
     this.next += count;
   }
 
-  get anythingChanged(): boolean {
+  private get anythingChanged(): boolean {
     return this.next > this.counter + 1;
   }
 
