@@ -6,7 +6,7 @@
 // 1. Each record is validated as it arrives, and each valid employee is written, in
 //    batches, to a staging table that lives only inside the import's transaction
 //    (intake.ts, staging.ts; for a file, the reading and validating run in a worker
-//    thread while this thread writes: parallel-intake.ts). The organisation and the merit
+//    thread while this thread writes: intake-worker.ts). The organisation and the merit
 //    cycles (a few hundred at most) are kept in memory; employees never are.
 // 2. At the end of the file, the checks across records — an id or email given twice, a
 //    cycle name or id given twice — are queries over the staging table that return the
@@ -15,33 +15,35 @@
 //    matches the staged employees to the stored ones (by id, else by email), checks ids of
 //    other cycles and emails that kept employees still own, and replaces what changed.
 // Any problem rolls the transaction back: the database is exactly as it was.
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { OrganizationChange } from '../changes/change.js';
 import {
   forgetRemovedCycle,
   forgetRemovedEmployees,
   rememberPrunedEmployees,
 } from '../changes/removals.js';
+import { inOrganizationTransaction } from '../changes/transaction.js';
 import { DEFAULT_CHANGE_RETENTION_DAYS } from '../config.js';
 import type { DatabaseHandle, Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
 import { fromBoolean, toBoolean, toIso } from '../db/values.js';
 import { newId } from '../ids.js';
 import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
-import { cappedImportError, ImportError, jsonPath } from './errors.js';
+import { storedBodySql } from '../modules/employees/stored-body.js';
+import { fileProblem, ImportError, type Path, ProblemList } from './errors.js';
 import { type CycleState, type IntakeOutcome, type Stage, takeRecords } from './intake.js';
-import type { IntakeWorker } from './parallel-intake.js';
-import { type ImportRecords, ProblemList, recordsOfDataSet, type SortKey } from './records.js';
+import { type ImportRecords, recordsOfDataSet } from './records.js';
 import { type ImportMeritCycleRecord, type ImportRoot, repeats } from './schema.js';
 import {
   createStaging,
   dropStaging,
   indexStaging,
   MATCHES,
-  SQLITE_IMPORT_CACHE_KIB,
   STAGING,
   StagingWriter,
 } from './staging.js';
+import type { IntakeWorker } from './intake-worker.js';
+import type { Source } from './source.js';
 
 type Tx = Kysely<Database>;
 
@@ -76,52 +78,6 @@ export function importDataSet(
   return importRecords(database, recordsOfDataSet(dataSet), options);
 }
 
-/**
- * Runs `work` in a transaction that no other import can interleave with: SQLite takes the
- * write lock at BEGIN IMMEDIATE; PostgreSQL takes a per-organisation advisory lock, when
- * `lock(slug)` is called — before any stored row is read. Every change of an
- * organisation's data runs in one (src/changes/change.ts).
- */
-export async function inImportTransaction<T>(
-  { db, dialect }: DatabaseHandle,
-  work: (trx: Tx, lock: (slug: string) => Promise<void>) => Promise<T>,
-): Promise<T> {
-  if (dialect === 'postgres') {
-    return db.transaction().execute(async (trx) => {
-      // The pool's 5 s statement timeout is for API requests; an import's statements are
-      // as large as its largest cycle.
-      await sql`set local statement_timeout = 0`.execute(trx);
-      // ANALYZE of the staging tables (staging.ts, mergeEmployees) samples 3,000 rows, not
-      // the default 30,000: the plans need their sizes and which columns are unique, not
-      // fine histograms; 18 ms instead of 186 ms for 50,000 staged employees.
-      await sql`set local default_statistics_target = 10`.execute(trx);
-      return work(trx, async (slug) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`compplan-import:${slug}`}))`.execute(
-          trx,
-        );
-      });
-    });
-  }
-  return db.connection().execute(async (connection) => {
-    const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(connection);
-    const cacheSize = rows[0]?.cache_size ?? -2000;
-    await sql.raw(`pragma cache_size = -${SQLITE_IMPORT_CACHE_KIB}`).execute(connection);
-    try {
-      await sql`begin immediate`.execute(connection);
-      try {
-        const result = await work(connection, async () => undefined);
-        await sql`commit`.execute(connection);
-        return result;
-      } catch (error) {
-        await sql`rollback`.execute(connection);
-        throw error;
-      }
-    } finally {
-      await sql.raw(`pragma cache_size = ${cacheSize}`).execute(connection);
-    }
-  });
-}
-
 async function run(trx: Tx, text: string, parameters: readonly unknown[] = []) {
   return trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [...parameters]));
 }
@@ -143,10 +99,10 @@ export function importRecords(
 export function importFile(
   database: DatabaseHandle,
   worker: IntakeWorker,
-  bytes: AsyncIterable<Uint8Array>,
+  source: Source,
   options: ImportOptions & { signal?: AbortSignal } = {},
 ): Promise<ImportSummary> {
-  return load(database, (stage) => worker.take(bytes, stage, options.signal), options);
+  return load(database, (stage) => worker.take(source, stage, options.signal), options);
 }
 
 /** Step 1 of an import (intake.ts), with `stage` writing each batch to the staging table. */
@@ -159,20 +115,18 @@ async function load(
 ): Promise<ImportSummary> {
   const now = (options.now ?? new Date()).toISOString();
   const { dialect } = database;
-  const summary = await inImportTransaction(database, async (trx, lock) => {
+  const summary = await inOrganizationTransaction(database, async (trx, lock) => {
     await createStaging(trx, dialect);
     const writer = new StagingWriter(trx);
     const taken = await intake((batch) => writer.write(batch));
     await writer.finish();
     await indexStaging(trx, dialect);
 
-    if (taken.shapeProblems.length > 0) {
-      throw new ImportError(taken.shapeProblems.slice(0, 50));
-    }
-    if (!taken.rootSeen) throw new ImportError(['(the file): holds no data set']);
-    const problems = new ProblemList(taken.problems);
+    if (taken.shapeProblems.length > 0) throw new ImportError(taken.shapeProblems);
+    if (!taken.rootSeen) throw fileProblem('(the file): holds no data set');
+    const problems = new ProblemList(taken.problems.kept, taken.problems.total);
     await checkRepeats(trx, taken, problems);
-    if (problems.total > 0) throw cappedImportError(problems.problems, problems.total);
+    if (problems.total > 0) throw problems.error();
     const root = taken.root as ImportRoot;
     await lock(root.organization.slug);
     const merged = await merge(trx, dialect, root, taken.cycles, options, now);
@@ -203,8 +157,8 @@ async function anyRows(trx: Tx, text: string): Promise<boolean> {
  * record is.
  */
 async function checkRepeats(trx: Tx, intake: IntakeOutcome, problems: ProblemList): Promise<void> {
-  const report = (key: SortKey, line: number | undefined, path: PropertyKey[], message: string) =>
-    problems.add(key, `${line === undefined ? '' : `line ${line}: `}${jsonPath(path)}: ${message}`);
+  const report = (line: number | undefined, path: Path, message: string, other: Path) =>
+    problems.add({ path, line, message, other });
   const limit = 51;
   const clean = intake.cycles.flatMap((state, index) => (state.faulty ? [] : [index]));
   if (clean.length > 0 && clean.some((index) => (intake.cycles[index]?.employees ?? 0) > 1)) {
@@ -236,10 +190,10 @@ async function checkRepeats(trx: Tx, intake: IntakeOutcome, problems: ProblemLis
         const employee = Number(row.employee_index);
         const first = Number(row.first_index);
         report(
-          [2, cycle, 4, employee, which],
           lineOf(row.line),
           ['meritCycles', cycle, 'employees', employee, which === 0 ? 'id' : 'email'],
-          which === 0 ? repeats.employeeId(first) : repeats.email(first),
+          which === 0 ? repeats.employeeId : repeats.email,
+          ['meritCycles', cycle, 'employees', first],
         );
       }
       problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
@@ -256,17 +210,15 @@ async function checkRepeats(trx: Tx, intake: IntakeOutcome, problems: ProblemLis
     if (cycle.id !== undefined) {
       const same = ids.get(cycle.id);
       if (same !== undefined) {
-        report([4, index, 0], state.line, ['meritCycles', index, 'id'], repeats.cycleId(same));
+        report(state.line, ['meritCycles', index, 'id'], repeats.cycleId, ['meritCycles', same]);
       } else ids.set(cycle.id, index);
     }
     const sameName = names.get(cycle.name);
     if (sameName !== undefined) {
-      report(
-        [4, index, 1],
-        state.line,
-        ['meritCycles', index, 'name'],
-        repeats.cycleName(sameName),
-      );
+      report(state.line, ['meritCycles', index, 'name'], repeats.cycleName, [
+        'meritCycles',
+        sameName,
+      ]);
     } else names.set(cycle.name, index);
   }
   if (
@@ -295,10 +247,10 @@ async function checkRepeats(trx: Tx, intake: IntakeOutcome, problems: ProblemLis
       const cycle = Number(row.cycle_index);
       const employee = Number(row.employee_index);
       report(
-        [4, cycle, 2, employee],
         lineOf(row.line),
         ['meritCycles', cycle, 'employees', employee, 'id'],
-        repeats.employeeIdElsewhere(Number(row.first_cycle), Number(row.first_index)),
+        repeats.employeeIdElsewhere,
+        ['meritCycles', Number(row.first_cycle), 'employees', Number(row.first_index)],
       );
     }
     problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
@@ -328,8 +280,7 @@ async function merge(
   const changes: CycleChange[] = [];
   for (const [index, state] of cycles.entries()) {
     const cycle = state.cycle as ImportMeritCycleRecord;
-    const path = `meritCycles[${index}]`;
-    const { id, outcome } = await upsertMeritCycle(trx, change, cycle, path);
+    const { id, outcome } = await upsertMeritCycle(trx, change, cycle, index);
     summary.meritCycles[outcome]++;
     const cycleChange: CycleChange = { meritCycleId: id, cycle: outcome };
     changes.push(cycleChange);
@@ -396,12 +347,16 @@ async function upsertOrganization(
 
 type Outcome = 'created' | 'updated' | 'unchanged';
 
+/** A problem the stored data finds with the file: the only one reported. */
+const refused = (path: Path, message: string) => new ImportError([{ path, message }]);
+
 async function upsertMeritCycle(
   trx: Tx,
   change: OrganizationChange,
   cycle: ImportMeritCycleRecord,
-  path: string,
+  index: number,
 ): Promise<{ id: string; outcome: Outcome }> {
+  const at: Path = ['meritCycles', index];
   const { organizationId, at: now } = change;
   // Matched by id where given, else by organisation and name.
   let existing: MeritCycleRow | undefined;
@@ -412,7 +367,7 @@ async function upsertMeritCycle(
       .where('id', '=', cycle.id)
       .executeTakeFirst();
     if (existing && existing.organization_id !== organizationId) {
-      throw new ImportError([`${path}.id: ${cycle.id} is already used by another organisation`]);
+      throw refused([...at, 'id'], `${cycle.id} is already used by another organisation`);
     }
   } else {
     existing = await trx
@@ -431,9 +386,10 @@ async function upsertMeritCycle(
     .where('id', '!=', id)
     .executeTakeFirst();
   if (namesake) {
-    throw new ImportError([
-      `${path}.name: merit cycle ${namesake.id} of this organisation already has the name ${JSON.stringify(cycle.name)}`,
-    ]);
+    throw refused(
+      [...at, 'name'],
+      `merit cycle ${namesake.id} of this organisation already has the name ${JSON.stringify(cycle.name)}`,
+    );
   }
 
   // Absent optional fields keep what is stored; a new cycle takes their defaults.
@@ -502,11 +458,6 @@ const PAGE_ORDER: Record<Dialect, string> = {
   postgres: 's.last_name collate "C", s.first_name collate "C", s.new_id',
 };
 
-// A staged body carries the id the row had when it was staged (`new_id`); an employee
-// matched by email keeps its stored id, so its body is rewritten to start with that. The
-// body always starts `{"id":"<id>"` (toEmployee puts the id first; ids need no escaping).
-const BODY_WITH_STORED_ID = `'{"id":"' || m.stored_id || substr(s.body, 8 + length(s.new_id))`;
-
 /**
  * The change stamps of the rows an insert writes in `order` (src/changes/change.ts): the
  * change's next stamps, one a row, in the order the rows are written. Integers of ours,
@@ -524,7 +475,7 @@ async function mergeEmployees(
 ): Promise<Counts & { removed: number }> {
   const { organizationId } = change;
   const { meritCycleId, index } = merge;
-  const path = `meritCycles[${index}]`;
+  const at: Path = ['meritCycles', index];
   const p = (n: number) => (dialect === 'postgres' ? `$${n}::text` : '?');
 
   // An id the file gives that a stored employee of another cycle has: never moved.
@@ -538,9 +489,10 @@ async function mergeEmployees(
   );
   const foreign = elsewhere.rows[0];
   if (foreign) {
-    throw new ImportError([
-      `${path}.employees[${String(foreign.employee_index)}].id: ${String(foreign.id)} already belongs to another merit cycle`,
-    ]);
+    throw refused(
+      [...at, 'employees', Number(foreign.employee_index), 'id'],
+      `${String(foreign.id)} already belongs to another merit cycle`,
+    );
   }
 
   if (merge.isNew) {
@@ -549,7 +501,7 @@ async function mergeEmployees(
       trx,
       `insert into merit_cycle_employees (${INSERT_COLUMNS})
        select s.new_id, ${p(1)}, ${p(2)}, ${stampsInOrder(change, PAGE_ORDER[dialect])},
-              ${STAGED_VALUES}, s.body
+              ${STAGED_VALUES}, ${storedBodySql('s.new_id', 's.body_tail')}
          from ${STAGING} s where s.cycle_index = ${index} order by ${PAGE_ORDER[dialect]}`,
       [organizationId, meritCycleId],
     );
@@ -566,7 +518,7 @@ async function mergeEmployees(
   await run(
     trx,
     `insert into ${MATCHES} (seq, stored_id, same)
-     select s.seq, e.id, case when e.body = s.body then 1 else 0 end
+     select s.seq, e.id, case when e.body = ${storedBodySql('e.id', 's.body_tail')} then 1 else 0 end
        from ${STAGING} s join merit_cycle_employees e on e.id = s.id
       where s.cycle_index = ${index} and s.id is not null and e.merit_cycle_id = ${p(1)}`,
     [meritCycleId],
@@ -574,7 +526,7 @@ async function mergeEmployees(
   await run(
     trx,
     `insert into ${MATCHES} (seq, stored_id, same)
-     select s.seq, e.id, case when e.body = ${BODY_WITH_STORED_ID.replaceAll('m.stored_id', 'e.id')} then 1 else 0 end
+     select s.seq, e.id, case when e.body = ${storedBodySql('e.id', 's.body_tail')} then 1 else 0 end
        from ${STAGING} s join merit_cycle_employees e
          on e.merit_cycle_id = ${p(1)} and e.email_key = s.email_key
       where s.cycle_index = ${index} and s.id is null
@@ -598,9 +550,10 @@ async function mergeEmployees(
     );
     const owner = kept.rows[0];
     if (owner) {
-      throw new ImportError([
-        `${path}.employees[${String(owner.employee_index)}].email: employee ${String(owner.id)} of this merit cycle already has this email (import with --prune to replace employees the file no longer lists)`,
-      ]);
+      throw refused(
+        [...at, 'employees', Number(owner.employee_index), 'email'],
+        `employee ${String(owner.id)} of this merit cycle already has this email (import with --prune to replace employees the file no longer lists)`,
+      );
     }
   }
 
@@ -633,8 +586,7 @@ async function mergeEmployees(
     `insert into merit_cycle_employees (${INSERT_COLUMNS})
      select coalesce(m.stored_id, s.new_id), ${p(1)}, ${p(2)},
             ${stampsInOrder(change, 's.employee_index')}, ${STAGED_VALUES},
-            case when m.stored_id is null or m.stored_id = s.new_id then s.body
-                 else ${BODY_WITH_STORED_ID} end
+            ${storedBodySql('coalesce(m.stored_id, s.new_id)', 's.body_tail')}
        from ${STAGING} s left join ${MATCHES} m on m.seq = s.seq
       where s.cycle_index = ${index} and (m.same is null or m.same = 0)
       order by s.employee_index`,

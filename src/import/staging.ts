@@ -6,6 +6,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Dialect } from '../db/connect.js';
 import type { Database } from '../db/types.js';
+import { SQLITE_CHANGE_CACHE_KIB } from '../changes/transaction.js';
 
 type Tx = Kysely<Database>;
 
@@ -18,11 +19,6 @@ export const MATCHES = 'compplan_import_matches';
 // characters; with the intake in its own thread, batches of 500 kept both sides busier
 // than 2,000 did (docs/benchmarks.md).
 export const BATCH_ROWS = 500;
-
-// The import's own SQLite page cache (the connection's default is 2 MB): merging a large
-// cycle touches its table and three indexes all over, and re-reading evicted pages was
-// most of the time of a 500,000-employee cycle. Restored afterwards. Counted in KiB.
-export const SQLITE_IMPORT_CACHE_KIB = 64 * 1024;
 
 /** One staged employee: its position in the file, and what a write needs of it. */
 export interface StagedRow {
@@ -43,11 +39,11 @@ export interface StagedRow {
   currency_code: string | null;
   currency_name: string | null;
   eligibility_status: string | null;
-  /** The employee's API JSON (the `body` the API serves). */
-  body: string | null;
+  /** The employee's stored JSON after its id (stored-body.ts): the id is the merge's. */
+  body_tail: string | null;
 }
 
-// The staging table's columns, in the order a batch sends them; `body` last (a
+// The staging table's columns, in the order a batch sends them; `body_tail` last (a
 // PostgreSQL batch sends the bodies apart).
 export const STAGED = [
   'seq',
@@ -64,16 +60,16 @@ export const STAGED = [
   'currency_code',
   'currency_name',
   'eligibility_status',
-  'body',
+  'body_tail',
 ] as const satisfies readonly (keyof StagedRow)[];
 const INTEGER_COLUMNS = 4;
-// A PostgreSQL batch: every column but the last (`body`) from the JSON of the row
+// A PostgreSQL batch: every column but the last (`body_tail`) from the JSON of the row
 // objects, the bodies from the second parameter, row for row.
 const RECORDSET_COLUMNS = STAGED.slice(0, -1)
   .map((name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`)
   .join(', ');
 const INSERT_BATCH = `insert into ${STAGING} (${STAGED.join(', ')})
-  select ${STAGED.slice(0, -1).join(', ')}, nullif(body, '')
+  select ${STAGED.slice(0, -1).join(', ')}, nullif(body_tail, '')
     from rows from (json_to_recordset($1::json) as (${RECORDSET_COLUMNS}),
                     unnest(string_to_array($2::text, chr(30)))) as staged(${STAGED.join(', ')})`;
 
@@ -98,7 +94,7 @@ export type StagedBatch =
 /** Collects rows into the batch their database takes, as they come. */
 export class BatchBuilder {
   private values: unknown[] = [];
-  private objects: Omit<StagedRow, 'body'>[] = [];
+  private objects: Omit<StagedRow, 'body_tail'>[] = [];
   private bodies: string[] = [];
   rows = 0;
 
@@ -107,9 +103,9 @@ export class BatchBuilder {
   add(row: StagedRow): void {
     this.rows++;
     if (this.dialect === 'postgres') {
-      const { body, ...fields } = row;
+      const { body_tail, ...fields } = row;
       this.objects.push(fields);
-      this.bodies.push(body ?? '');
+      this.bodies.push(body_tail ?? '');
     } else for (const column of STAGED) this.values.push(row[column]);
   }
 
@@ -204,7 +200,7 @@ export async function createStaging(trx: Tx, dialect: Dialect): Promise<void> {
     `create temporary table ${MATCHES} (seq integer primary key, stored_id text not null, same integer not null)`,
   );
   await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
-  await run(trx, `pragma temp.cache_size = -${SQLITE_IMPORT_CACHE_KIB / 4}`);
+  await run(trx, `pragma temp.cache_size = -${SQLITE_CHANGE_CACHE_KIB / 4}`);
 }
 
 /** Once every staged row is in: what the checks and the merge need of the table. */

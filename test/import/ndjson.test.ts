@@ -41,7 +41,7 @@ describe('NDJSON data sets', () => {
 
   async function problemsOf(text: string, name?: string): Promise<readonly string[]> {
     const error = await importText(text, name).catch((caught: unknown) => caught);
-    if (error instanceof ImportError) return error.problems;
+    if (error instanceof ImportError) return error.lines;
     if (error instanceof Error) throw error;
     throw new Error('expected an ImportError');
   }

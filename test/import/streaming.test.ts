@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
 import { ImportError } from '../../src/import/errors.js';
-import { jsonRecords } from '../../src/import/json-stream.js';
 import { importDataSet, importRecords } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
+import { recordsOfStream } from '../../src/import/source.js';
 import { acmeDataSet, globexDataSet } from '../fixtures/data-sets.js';
 import { cliEnvironment, REPO_ROOT, stopProcess } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -316,7 +316,7 @@ describe('streaming import', () => {
         (caught: unknown) => caught,
       );
       expect(error).toBeInstanceOf(ImportError);
-      expect((error as ImportError).problems).toEqual(expected);
+      expect((error as ImportError).lines).toEqual(expected);
       expect(await dumpTables(server.database.db)).toEqual(before);
     },
     60_000,
@@ -336,7 +336,7 @@ describe('streaming import', () => {
       for (let i = 0; i < text.length; i += 7) yield text.slice(i, i + 7);
     };
     const before = await dumpTables(server.database.db);
-    expect(await importRecords(server.database, jsonRecords(chunks()))).toEqual({
+    expect(await importRecords(server.database, await recordsOfStream('data-set.json', chunks()))).toEqual({
       organization: { slug: 'acme', created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 6 },
       employees: { created: 0, updated: 0, unchanged: 11, removed: 0 },
@@ -349,7 +349,7 @@ describe('streaming import', () => {
     const chunks = async function* () {
       for (let i = 0; i < text.length; i += 4_096) yield text.slice(i, i + 4_096);
     };
-    const error = await importRecords(server.database, jsonRecords(chunks())).catch(
+    const error = await importRecords(server.database, await recordsOfStream('data-set.json', chunks())).catch(
       (caught: unknown) => caught,
     );
     expect((error as Error).message).toBe(
