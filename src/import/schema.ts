@@ -152,16 +152,7 @@ export const Employee = z.strictObject({
 });
 export type ImportEmployee = z.output<typeof Employee>;
 
-/** Problems of one record repeating another (`{other}`: errors.ts), as the loader words them. */
-export const repeats = {
-  employeeId: 'repeats the id of {other}',
-  email: 'repeats the email of {other} (emails compare case-insensitively)',
-  cycleId: 'repeats the id of {other}',
-  cycleName: 'repeats the name of {other}',
-  employeeIdElsewhere: 'repeats the id of {other}: an employee id belongs to one merit cycle',
-};
-
-export const END_BEFORE_START = 'must not be before startDate';
+const END_BEFORE_START = 'must not be before startDate';
 
 // JSON.parse reads a number beyond the largest double (1e400) as Infinity.
 const ExchangeRates = z.record(

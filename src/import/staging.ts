@@ -4,9 +4,9 @@
 // thread for a file, intake-worker.ts) and written by the thread that holds the
 // transaction (StagingWriter).
 import { CompiledQuery, type Kysely } from 'kysely';
+import { SQLITE_CHANGE_CACHE_KIB } from '../changes/transaction.js';
 import type { Dialect } from '../db/connect.js';
 import type { Database } from '../db/types.js';
-import { SQLITE_CHANGE_CACHE_KIB } from '../changes/transaction.js';
 
 type Tx = Kysely<Database>;
 

@@ -5,9 +5,9 @@
 // on: the cycle's removal stands for every one of its employees.
 import { OrganizationChange } from '../../changes/change.js';
 import { rememberRemovedCycle } from '../../changes/removals.js';
+import { inOrganizationTransaction } from '../../changes/transaction.js';
 import type { DatabaseHandle } from '../../db/connect.js';
 import { isId } from '../../ids.js';
-import { inOrganizationTransaction } from '../../changes/transaction.js';
 import { recordMeritCycleRemoved } from '../../webhooks/outbox.js';
 
 export interface RemovedCycle {
