@@ -27,8 +27,12 @@ export type ImportRecords = Iterable<ImportRecord> | AsyncIterable<ImportRecord>
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The records of a data set held in memory (the demo, CSV, tests): one loader for all. */
-export function* recordsOfDataSet(dataSet: unknown): Generator<ImportRecord> {
+/**
+ * The records of a data set held in memory (a parsed JSON file, CSV, the demo, tests): one
+ * loader for all. `release`: each employee is let go of once taken (a parsed file's, which
+ * nothing else holds), so that memory falls as the import goes.
+ */
+export function* recordsOfDataSet(dataSet: unknown, release = false): Generator<ImportRecord> {
   if (!isObject(dataSet) || !Array.isArray(dataSet.meritCycles)) {
     yield { kind: 'root', value: dataSet };
     return;
@@ -40,6 +44,7 @@ export function* recordsOfDataSet(dataSet: unknown): Generator<ImportRecord> {
       const { employees, ...fields } = cycle;
       for (const [employee, value] of (employees as unknown[]).entries()) {
         yield { kind: 'employee', cycle: index, index: employee, value };
+        if (release) (employees as unknown[])[employee] = undefined;
       }
       yield { kind: 'meritCycle', index, value: fields, employees: true };
     } else {

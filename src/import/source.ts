@@ -13,11 +13,11 @@ import { decodeStrictly, withoutBom } from './utf8.js';
 // than a few employees' worth of text at a time.
 const CHUNK_BYTES = 64 * 1024;
 
-// A JSON file is read whole and parsed by JSON.parse, which holds the text and every
-// value at once: about six times the file (a file of 21 MB of employees peaked at 123 MB
-// on its own). 32 MiB is some 70,000 employees; larger data sets are for NDJSON, which is
-// read line by line in memory that does not grow with the file.
-export const JSON_MAX_BYTES = 32 * 1024 * 1024;
+// A JSON file is read whole and parsed by JSON.parse, which holds the text and every value
+// at once: a file of 32 MiB of employees (75,000) made an import peak at 289 MB, 21 MB at
+// 243 MB. 24 MiB (some 55,000 employees) keeps an import well under 300 MB; larger data
+// sets are for NDJSON, read line by line in memory that does not grow with the file.
+export const JSON_MAX_BYTES = 24 * 1024 * 1024;
 // How far the format test reads for the first line (an NDJSON organization line is a few
 // hundred bytes; a minified JSON file has no line break at all).
 const FIRST_LINE_LIMIT = 1024 * 1024;
@@ -66,7 +66,9 @@ export async function readWhole(
     if (total > limit) throw tooLarge();
     parts.push(chunk);
   }
-  return withoutBom(decodeStrictly(Buffer.concat(parts)));
+  const bytes = Buffer.concat(parts);
+  parts.length = 0;
+  return withoutBom(decodeStrictly(bytes));
 }
 
 /** The text of a CSV file (or standard input for `-`), whole: at most CSV_MAX_BYTES. */
@@ -106,19 +108,26 @@ export async function recordsOfStream(
     }
   })();
   if (isOrganizationLine(firstLine)) return ndjsonRecords(rest);
-  return jsonRecords(await readWhole(rest, JSON_MAX_BYTES, jsonTooLarge));
+  return jsonRecords(readWhole(rest, JSON_MAX_BYTES, jsonTooLarge));
 }
 
 const jsonTooLarge = () =>
   fileProblem(
-    'the file is larger than 32 MiB, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)',
+    'the file is larger than 24 MiB, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)',
   );
 
 const EMPTY =
   'the file is empty: it needs a data set, a JSON object {"organization": …, "meritCycles": […]}';
 
-/** A JSON data set's records: parsed whole by JSON.parse, then taken record by record. */
-function* jsonRecords(text: string): Generator<ImportRecord> {
+/**
+ * A JSON data set's records: the text parsed whole by JSON.parse, then let go of, and the
+ * values taken record by record, each let go of in turn.
+ */
+async function* jsonRecords(text: Promise<string>): AsyncGenerator<ImportRecord> {
+  yield* recordsOfDataSet(parseDataSet(await text), true);
+}
+
+function parseDataSet(text: string): object {
   if (text.trim() === '') throw fileProblem(EMPTY);
   let value: unknown;
   try {
@@ -126,17 +135,15 @@ function* jsonRecords(text: string): Generator<ImportRecord> {
   } catch (error) {
     throw syntaxProblem(text, (error as Error).message);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    const kind = Array.isArray(value)
-      ? 'an array'
-      : value === null
-        ? 'null'
-        : typeof value === 'boolean'
-          ? 'true or false'
-          : `a ${typeof value}`;
-    throw fileProblem(`(the file): must be a JSON object (a data set), not ${kind}`);
-  }
-  yield* recordsOfDataSet(value);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+  const kind = Array.isArray(value)
+    ? 'an array'
+    : value === null
+      ? 'null'
+      : typeof value === 'boolean'
+        ? 'true or false'
+        : `a ${typeof value}`;
+  throw fileProblem(`(the file): must be a JSON object (a data set), not ${kind}`);
 }
 
 const END = 'Unexpected end of JSON input';
