@@ -83,8 +83,8 @@ const acrossCycles = ({ path, other }: Problem) => other !== undefined && other[
 /**
  * Report order: by the record's place in the data set — the indexes along the path (the
  * organisation, then each cycle, then its employees) — then by line; problems across
- * cycles last; problems of one record in the order they were found. Whatever order a file
- * gave its records in, the report reads in the order of the data set.
+ * cycles last. Whatever order a file gave its records in, the report reads in the order
+ * of the data set.
  */
 function compare(a: Problem, b: Problem): number {
   const across = Number(acrossCycles(a)) - Number(acrossCycles(b));
@@ -98,8 +98,8 @@ function compare(a: Problem, b: Problem): number {
 }
 
 /**
- * The problems of one import, in report order: only the first MAX_PROBLEMS are kept (a
- * file with a problem on every line must not fill memory), and how many there were.
+ * The problems of one import: only the first MAX_PROBLEMS in report order are kept (a file
+ * with a problem on every line must not fill memory), and how many there were.
  */
 export class ProblemList {
   /** `kept` and `total` of a list that crossed from a worker thread as plain data. */
@@ -110,17 +110,8 @@ export class ProblemList {
 
   add(problem: Problem): void {
     this.total++;
-    // After any equal one: problems of one record keep their order.
-    let low = 0;
-    let high = this.kept.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (compare(this.kept[middle] as Problem, problem) <= 0) low = middle + 1;
-      else high = middle;
-    }
-    if (low >= MAX_PROBLEMS) return;
-    this.kept.splice(low, 0, problem);
-    if (this.kept.length > MAX_PROBLEMS) this.kept.pop();
+    this.kept.push(problem);
+    if (this.kept.length >= 2 * MAX_PROBLEMS) this.trim();
   }
 
   /** Counts problems found but not kept (the checks across records cap their queries). */
@@ -129,7 +120,13 @@ export class ProblemList {
   }
 
   error(): ImportError {
+    this.trim();
     return new ImportError(this.kept, this.total);
+  }
+
+  // A stable sort: problems of one record keep the order they were found in.
+  private trim(): void {
+    this.kept.sort(compare).splice(MAX_PROBLEMS);
   }
 }
 
