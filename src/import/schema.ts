@@ -1,9 +1,9 @@
 // The import file format (decisions.md section 3), the one statement of its rules.
-// Objects are strict: a misspelt field is an error, never silently dropped. The loader
-// (intake.ts) validates each record with the record schemas below (Root,
-// MeritCycleRecord, Employee) once, as it arrives, and finds records that repeat others
-// (ids, emails, cycle names) with SQL at the end (load.ts). `DataSet` composes the same schemas into the shape of a whole data set, for the
-// types of a data set held in memory (DataSet, DataSetInput: the demo, CSV, the tests).
+// Objects are strict: a misspelt field is an error, never silently dropped. Each record
+// is validated once, as it arrives, by a record schema below (Root, MeritCycleRecord,
+// Employee; intake.ts); records that repeat others are found with SQL at the end
+// (repeats.ts). `DataSet` composes the same schemas into a whole data set, for the types
+// of a data set held in memory (the demo, CSV, tests).
 import { z } from 'zod';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
@@ -190,9 +190,9 @@ const datesInOrder = {
 };
 
 /**
- * A merit cycle record of a streamed file: the fields of a cycle, its employees streamed
- * as records of their own. `employees` is here only when it is not a list (then it is
- * reported as it would be in the whole data set).
+ * A merit cycle record: the fields of a cycle, its employees records of their own.
+ * `employees` is here only when it is not a list (then it is reported as it would be in
+ * the whole data set).
  */
 export const MeritCycleRecord = z
   .strictObject({ ...meritCycleFields, employees: z.array(z.unknown()).optional() })
@@ -214,7 +214,7 @@ const Organization = z.strictObject({
   apiKeysEnabled: z.boolean().optional(),
 });
 
-/** The top of a streamed file: the organisation; the merit cycles are records of their own. */
+/** The top of a data set: the organisation; the merit cycles are records of their own. */
 export const Root = z.strictObject({
   organization: Organization,
   meritCycles: z.array(z.unknown()),
