@@ -441,6 +441,17 @@ describe('limits of reading a data set', () => {
       ]);
     });
 
+    it('a key given twice counts once, with its last value, as JSON.parse reads it: meritCycles, a cycle’s employees', async () => {
+      const text = `{"organization": {"slug": "acme"}, "meritCycles": [{"name": "first"}],
+        "meritCycles": [{"name": "c", "employees": [{"n": 1}], "employees": [{"n": 2}, {"n": 3}]}]}`;
+      expect(await recordsOf('data.json', chunksOf(text))).toEqual([
+        { kind: 'root', value: { organization: { slug: 'acme' }, meritCycles: [] } },
+        { kind: 'employee', cycle: 0, index: 0, value: { n: 2 } },
+        { kind: 'employee', cycle: 0, index: 1, value: { n: 3 } },
+        { kind: 'meritCycle', index: 0, value: { name: 'c' }, employees: true },
+      ]);
+    });
+
     it('a number followed by more, or a character no value starts with, is a syntax error', async () => {
       expect((await importFailure('data.json', chunksOf('42 x'))).message).toBe(
         'not valid JSON (line 1, column 4): Unexpected non-whitespace character after JSON at position 3',
