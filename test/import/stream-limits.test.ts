@@ -1,5 +1,5 @@
 // The limits of reading a data set (docs/import-format.md, "Limits"): a JSON file is read
-// whole, so it may be at most 32 MiB; an NDJSON line may be at most 1 MiB; both counted
+// whole, so it may be at most JSON_MAX_BYTES; an NDJSON line may be at most 1 MiB; both counted
 // in bytes as they are read, so that endless or huge input ends with a message instead of
 // filling memory (and the import's transaction). Text must be UTF-8; an empty file says
 // so; a file that is no JSON object says what it is instead; a CSV file may be at most
@@ -34,8 +34,9 @@ const KIB_64 = 64 * 1024;
 const ENDLESS_STOP = 96 * 1024 * 1024;
 const PREFIX =
   '{"organization": {"slug": "acme", "name": "Acme"}, "meritCycles": [{"name": "c", "employees": [';
-const JSON_TOO_LARGE =
-  'the file is larger than 32 MiB, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)';
+/** JSON_MAX_BYTES as the messages say it: `24 MiB`. */
+const JSON_LIMIT = `${JSON_MAX_BYTES / 2 ** 20} MiB`;
+const JSON_TOO_LARGE = `the file is larger than ${JSON_LIMIT}, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)`;
 const NOT_IMPORTED = 'compplan: the data set was not imported; nothing changed.\n';
 
 /** What a stream gave its reader, in characters or bytes. */
@@ -142,8 +143,8 @@ describe('limits of reading a data set', () => {
     return result.stderr;
   }
 
-  describe('endless input: ends with a message once a JSON file passes 32 MiB, or an NDJSON line 1 MiB', () => {
-    it('a JSON stream of NUL characters fails with the size of a JSON file, read no further than 32 MiB', async () => {
+  describe(`endless input: ends with a message once a JSON file passes ${JSON_LIMIT}, or an NDJSON line 1 MiB`, () => {
+    it(`a JSON stream of NUL characters fails with the size of a JSON file, read no further than ${JSON_LIMIT}`, async () => {
       const counter = { read: 0 };
       const error = await importFailure('data.json', endless('', '\0'.repeat(KIB_64), counter));
       expect(error).toBeInstanceOf(ImportError);
@@ -152,7 +153,7 @@ describe('limits of reading a data set', () => {
       expect(counter.read).toBeLessThanOrEqual(JSON_MAX_BYTES + 2 * KIB_64);
     });
 
-    it('endless inside an employee, or endless white space after a whole data set, stops the read at 32 MiB', async () => {
+    it(`endless inside an employee, or endless white space after a whole data set, stops the read at ${JSON_LIMIT}`, async () => {
       const inside = { read: 0 };
       const employee = `${PREFIX}{"email": "a@b.example", "firstName": "`;
       const tooLarge = await importFailure(
@@ -162,7 +163,7 @@ describe('limits of reading a data set', () => {
       expect(tooLarge).toBeInstanceOf(ImportError);
       expect(tooLarge.message).toBe(JSON_TOO_LARGE);
       expect(inside.read).toBeLessThanOrEqual(JSON_MAX_BYTES + 2 * KIB_64);
-      // A complete data set followed by more than 32 MiB is refused too: the file is.
+      // A complete data set followed by more than the limit is refused too: the file is.
       const after = { read: 0 };
       const whole = `${JSON.stringify(acmeDataSet())}\n`;
       const padded = await importFailure('data.json', endless(whole, ' '.repeat(KIB_64), after));
@@ -201,7 +202,7 @@ describe('limits of reading a data set', () => {
       expect(counter.read).toBeLessThanOrEqual(MAX_LINE_BYTES + 3 * KIB_64);
     });
 
-    it('bytes of zeros on standard input end the same way: at 32 MiB as JSON, at 1 MiB as NDJSON', async () => {
+    it(`bytes of zeros on standard input end the same way: at ${JSON_LIMIT} as JSON, at 1 MiB as NDJSON`, async () => {
       let read = 0;
       const zeros = async function* () {
         while (read < ENDLESS_STOP) {
@@ -227,8 +228,8 @@ describe('limits of reading a data set', () => {
     });
   });
 
-  describe('sizes: a JSON file whole within 32 MiB, an NDJSON line within 1 MiB, in bytes', () => {
-    it('a JSON file of exactly 32 MiB (in bytes, of 2-byte characters) is read; one byte more is not', async () => {
+  describe(`sizes: a JSON file whole within ${JSON_LIMIT}, an NDJSON line within 1 MiB, in bytes`, () => {
+    it(`a JSON file of exactly ${JSON_LIMIT} (in bytes, of 2-byte characters) is read; one byte more is not`, async () => {
       // Half of the file is `é`, two bytes each: counted in characters it would pass.
       const note = 'é'.repeat(JSON_MAX_BYTES / 4);
       const head = `{"organization": {"slug": "acme", "name": "Acme", "note": "${note}"}, "meritCycles": []}`;

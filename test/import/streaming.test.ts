@@ -221,14 +221,14 @@ describe('streaming import', () => {
     rmSync(file);
   }, 120_000);
 
-  it('a JSON file over 32 MiB, or JSON on standard input that does not end, is refused once 32 MiB are read: one message, nothing changed', async () => {
+  it(`a JSON file over ${JSON_MAX_BYTES / 2 ** 20} MiB, or JSON on standard input that does not end, is refused once that much is read: one message, nothing changed`, async () => {
     const before = await dumpTables(server.database.db);
     // A data set that would load, made larger than the limit by white space at its end.
     const dataSet = `${JSON.stringify(bigDataSet(100, 4))}\n`;
     const file = join(dir, 'too-large.json');
     writeFileSync(file, dataSet + ' '.repeat(JSON_MAX_BYTES + 1 - Buffer.byteLength(dataSet)));
     expect(statSync(file).size).toBe(JSON_MAX_BYTES + 1);
-    const refused = `${NOT_IMPORTED}the file is larger than 32 MiB, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)\n`;
+    const refused = `${NOT_IMPORTED}the file is larger than ${JSON_MAX_BYTES / 2 ** 20} MiB, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)\n`;
     expect(await runImport(database.config, file)).toMatchObject({
       code: 1,
       stdout: '',

@@ -17,7 +17,7 @@ const dist = (module: string) =>
 const { IntakeWorker } = (await import(
   dist('intake-worker')
 )) as typeof import('../../src/import/intake-worker.js');
-const { openSource } = (await import(
+const { JSON_MAX_BYTES, openSource } = (await import(
   dist('source')
 )) as typeof import('../../src/import/source.js');
 const { BATCH_ROWS } = (await import(
@@ -241,7 +241,7 @@ describe('the intake of a file in a worker thread', () => {
     expect(writes).toBeLessThanOrEqual(2 + BATCHES_AHEAD);
   });
 
-  it("the file's problems cross as ImportErrors, with their problems and total: an NDJSON syntax error names its line; too many cycles; a JSON file over 32 MiB", async () => {
+  it("the file's problems cross as ImportErrors, with their problems and total: an NDJSON syntax error names its line; too many cycles; a JSON file over its limit", async () => {
     const broken = await source(
       'a.ndjson',
       HEAD + employeeLine(0) + employeeLine(1).replace('}}', '}'),
@@ -273,13 +273,15 @@ describe('the intake of a file in a worker thread', () => {
       total: 1,
     });
 
-    const large = await source('large.json', ' '.repeat(40 * 2 ** 20));
+    const large = await source('large.json', ' '.repeat(JSON_MAX_BYTES + 1));
     const tooLarge = await new IntakeWorker('large.json', 'sqlite')
       .take(large.handle, async () => {})
       .catch((error: unknown) => error);
     expect(tooLarge).toBeInstanceOf(ImportError);
     expect((tooLarge as Error).message).toMatch(
-      /^the file is larger than 32 MiB, the limit for a JSON data set/,
+      new RegExp(
+        `^the file is larger than ${JSON_MAX_BYTES / 2 ** 20} MiB, the limit for a JSON data set`,
+      ),
     );
   });
 });
