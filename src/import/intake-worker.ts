@@ -57,7 +57,9 @@ export class IntakeWorker {
   take(source: Source, stage: Stage, signal?: AbortSignal): Promise<IntakeOutcome> {
     const worker = this.worker;
     return new Promise<IntakeOutcome>((resolve, reject) => {
+      let settled = false;
       const settle = (done: () => void) => {
+        settled = true;
         signal?.removeEventListener('abort', abort);
         worker.removeAllListeners();
         this.stop();
@@ -71,8 +73,9 @@ export class IntakeWorker {
       let writing = Promise.resolve();
       worker.on('message', (message: FromWorker) => {
         if ('batch' in message) {
+          // Not once it has failed: the transaction is being rolled back.
           writing = writing
-            .then(() => stage(message.batch))
+            .then(() => (settled ? undefined : stage(message.batch)))
             .then(() => worker.postMessage('written'))
             .catch(fail);
         } else if ('outcome' in message) {

@@ -77,17 +77,14 @@ export async function readCsvText(file: string): Promise<string> {
 }
 
 /**
- * The records of a data set file (text is taken as UTF-8 bytes). NDJSON when `name` ends
+ * The records of a data set file, from its bytes. NDJSON when `name` ends
  * in `.ndjson` or `.jsonl`, or when the first line alone is a complete `{"organization": …}`
  * object; anything else is JSON.
  */
 export async function recordsOfStream(
   name: string,
-  chunks: AsyncIterable<Uint8Array | string>,
-): Promise<AsyncIterable<ImportRecord> | Iterable<ImportRecord>> {
-  const bytes = (async function* () {
-    for await (const chunk of chunks) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-  })();
+  bytes: AsyncIterable<Uint8Array>,
+): Promise<AsyncIterable<ImportRecord>> {
   if (/\.(ndjson|jsonl)$/i.test(name)) return ndjsonRecords(bytes);
   const iterator = bytes[Symbol.asyncIterator]();
   const head: Uint8Array[] = [];

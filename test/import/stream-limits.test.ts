@@ -39,24 +39,29 @@ const JSON_LIMIT = `${JSON_MAX_BYTES / 2 ** 20} MiB`;
 const JSON_TOO_LARGE = `the file is larger than ${JSON_LIMIT}, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)`;
 const NOT_IMPORTED = 'compplan: the data set was not imported; nothing changed.\n';
 
-/** What a stream gave its reader, in characters or bytes. */
+/** What a stream gave its reader, in bytes. */
 interface Counter {
   read: number;
 }
 
 /** `first`, then `filler` again and again up to ENDLESS_STOP, as /dev/zero would be. */
-async function* endless(first: string, filler: string, counter: Counter): AsyncGenerator<string> {
-  counter.read += first.length;
-  yield first;
+async function* endless(
+  first: string,
+  filler: string,
+  counter: Counter,
+): AsyncGenerator<Uint8Array> {
+  const [head, more] = [Buffer.from(first), Buffer.from(filler)];
+  counter.read += head.length;
+  yield head;
   while (counter.read < ENDLESS_STOP) {
-    counter.read += filler.length;
-    yield filler;
+    counter.read += more.length;
+    yield more;
   }
 }
 
-/** The text in chunks of `size`, as a file is read. */
-async function* chunksOf(text: string, size = KIB_64): AsyncGenerator<string> {
-  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+/** The text's UTF-8 bytes in chunks of `size`, as a file is read. */
+async function* chunksOf(text: string, size = KIB_64): AsyncGenerator<Uint8Array> {
+  yield* bytesOf(Buffer.from(text), size);
 }
 
 /** Bytes in chunks of `size`. */
@@ -71,10 +76,7 @@ async function collect<T>(items: AsyncIterable<T> | Iterable<T>): Promise<T[]> {
 }
 
 /** The records of a stream, as `compplan import NAME` reads them. */
-async function recordsOf(
-  name: string,
-  chunks: AsyncIterable<string | Uint8Array>,
-): Promise<ImportRecord[]> {
+async function recordsOf(name: string, chunks: AsyncIterable<Uint8Array>): Promise<ImportRecord[]> {
   return collect(await recordsOfStream(name, chunks));
 }
 
@@ -113,10 +115,7 @@ describe('limits of reading a data set', () => {
   });
 
   /** Imports a stream as `compplan import NAME` reads it; what failed, and nothing changed. */
-  async function importFailure(
-    name: string,
-    chunks: AsyncIterable<string | Uint8Array>,
-  ): Promise<Error> {
+  async function importFailure(name: string, chunks: AsyncIterable<Uint8Array>): Promise<Error> {
     const before = await dumpTables(server.database.db);
     const error = await failure(
       (async () => importRecords(server.database, await recordsOfStream(name, chunks)))(),
@@ -402,10 +401,12 @@ describe('limits of reading a data set', () => {
     it('a data set of more than 10,000 merit cycles fails at the first one too many, before anything is written', async () => {
       const cycle = (n: number) =>
         `{"name": "Cycle ${n}", "status": "active", "currency": "USD", "startDate": "2026-01-01T00:00:00Z", "endDate": "2026-02-01T00:00:00Z"}`;
-      async function* cycles(): AsyncGenerator<string> {
-        yield '{"organization": {"slug": "many", "name": "Many"}, "meritCycles": [';
-        for (let n = 0; n <= MAX_MERIT_CYCLES; n++) yield `${n > 0 ? ',' : ''}${cycle(n)}`;
-        yield ']}';
+      async function* cycles(): AsyncGenerator<Uint8Array> {
+        yield Buffer.from('{"organization": {"slug": "many", "name": "Many"}, "meritCycles": [');
+        for (let n = 0; n <= MAX_MERIT_CYCLES; n++) {
+          yield Buffer.from(`${n > 0 ? ',' : ''}${cycle(n)}`);
+        }
+        yield Buffer.from(']}');
       }
       const error = await importFailure('data-set.json', cycles());
       expect(error).toBeInstanceOf(ImportError);

@@ -379,7 +379,8 @@ describe('streaming import', () => {
     };
     const text = JSON.stringify(reordered, null, 1);
     const chunks = async function* () {
-      for (let i = 0; i < text.length; i += 7) yield text.slice(i, i + 7);
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length; i += 7) yield bytes.subarray(i, i + 7);
     };
     const before = await dumpTables(server.database.db);
     expect(
@@ -395,7 +396,8 @@ describe('streaming import', () => {
   it('a syntax error late in a streamed JSON file names its line and column', async () => {
     const text = `{"organization": {"slug": "x", "name": "X"},\n"meritCycles": [\n${'{"name": "a"},\n'.repeat(5_000)}{"name": "b" "status": 1}]}`;
     const chunks = async function* () {
-      for (let i = 0; i < text.length; i += 4_096) yield text.slice(i, i + 4_096);
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length; i += 4_096) yield bytes.subarray(i, i + 4_096);
     };
     const error = await importRecords(
       server.database,

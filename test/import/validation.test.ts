@@ -32,7 +32,7 @@ async function problemsOf(mutate: (dataSet: Json) => void): Promise<readonly str
 /** What importing the text of a file reports, as `compplan import data-set.json` reads it. */
 async function problemsOfText(text: string): Promise<readonly string[]> {
   const chunks = async function* () {
-    yield text;
+    yield Buffer.from(text);
   };
   try {
     await importRecords(server.database, await recordsOfStream('data-set.json', chunks()));
