@@ -1,17 +1,27 @@
-// The intake of a file (intake.ts) in a worker thread. Reading, parsing and validating a
-// file was half of an import's time and the writing the other half, one after the other on
-// one core; here the worker reads and checks while the import's thread, which holds the
+// The intake of a file (intake.ts) in a worker thread. Parsing and validating a file was
+// half of an import's time and the writing the other half, one after the other on one
+// core; here the worker parses and checks while the import's thread, which holds the
 // transaction, writes the batches it sends (docs/benchmarks.md, "Import").
 //
 // One module, both sides: `IntakeWorker` in the import's thread starts this file again as
-// the worker, which waits for the source, then sends each batch, and its outcome or its
-// failure. Each batch is acknowledged once written, and the worker sends at most
-// BATCHES_AHEAD unacknowledged: a slow database slows the reading instead of filling memory.
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+// the worker and hands it the file's bytes as a web stream (read by the import's thread,
+// source.ts), which the worker pulls as it goes; the worker sends each batch, then its
+// outcome or its failure. Each batch is acknowledged once written, and the worker sends at
+// most BATCHES_AHEAD unacknowledged: a slow database slows the reading instead of filling
+// memory.
+
+import { Readable } from 'node:stream';
+import {
+  isMainThread,
+  parentPort,
+  type TransferListItem,
+  Worker,
+  workerData,
+} from 'node:worker_threads';
 import type { Dialect } from '../db/connect.js';
 import { ImportError, type Problem } from './errors.js';
 import { type IntakeOutcome, type Stage, takeRecords } from './intake.js';
-import { bytesOf, recordsOfStream, type Source } from './source.js';
+import { readableOf, recordsOfStream, type Source } from './source.js';
 import type { StagedBatch } from './staging.js';
 
 const BATCHES_AHEAD = 2;
@@ -57,9 +67,14 @@ export class IntakeWorker {
   take(source: Source, stage: Stage, signal?: AbortSignal): Promise<IntakeOutcome> {
     const worker = this.worker;
     return new Promise<IntakeOutcome>((resolve, reject) => {
+      // Read here (standard input too: only this thread can stop waiting for a pipe, and a
+      // worker waiting for one would keep the process from ending), handed to the worker
+      // as a web stream, which it pulls as it goes.
+      const readable = readableOf(source);
       let settled = false;
       const settle = (done: () => void) => {
         settled = true;
+        readable.destroy();
         signal?.removeEventListener('abort', abort);
         worker.removeAllListeners();
         this.stop();
@@ -88,7 +103,8 @@ export class IntakeWorker {
       worker.on('exit', (code) =>
         fail(new Error(`the import's worker thread stopped (exit code ${code})`)),
       );
-      worker.postMessage(source, source === 'stdin' ? [] : [source]);
+      const bytes = Readable.toWeb(readable);
+      worker.postMessage(bytes, [bytes as unknown as TransferListItem]);
     });
   }
 }
@@ -98,13 +114,15 @@ async function intake(port: NonNullable<typeof parentPort>, { name, dialect }: S
   const post = (message: FromWorker) => port.postMessage(message);
   let credits = BATCHES_AHEAD;
   let wake = () => {};
-  const source = await new Promise<Source>((resolve) => port.once('message', resolve));
+  const bytes = await new Promise<ReadableStream<Uint8Array>>((resolve) =>
+    port.once('message', resolve),
+  );
   port.on('message', () => {
     credits++;
     wake();
   });
   try {
-    const records = await recordsOfStream(name, bytesOf(source));
+    const records = await recordsOfStream(name, bytes);
     const outcome = await takeRecords(records, dialect, async (batch) => {
       while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
       credits--;

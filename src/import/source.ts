@@ -1,8 +1,8 @@
 // An import file (or standard input) as bytes, and its records: NDJSON read line by line
 // (ndjson.ts), JSON and CSV read whole within a size limit (docs/import-format.md,
 // "Limits").
-import { createReadStream } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { CSV_MAX_BYTES, csvTooLarge } from './csv.js';
 import { fileProblem, type ImportError, printable } from './errors.js';
 import { isOrganizationLine, ndjsonRecords } from './ndjson.js';
@@ -46,10 +46,10 @@ export async function openSource(file: string): Promise<Source> {
   }
 }
 
-/** The bytes of a source, in chunks. Standard input is read by descriptor in any thread. */
-export function bytesOf(source: Source): AsyncIterable<Buffer> {
+/** The bytes of a source, in chunks of 64 KiB. */
+export function readableOf(source: Source): Readable {
   return source === 'stdin'
-    ? createReadStream('', { fd: 0, autoClose: false, highWaterMark: CHUNK_BYTES })
+    ? process.stdin
     : source.createReadStream({ highWaterMark: CHUNK_BYTES });
 }
 
@@ -73,7 +73,7 @@ export async function readWhole(
 
 /** The text of a CSV file (or standard input for `-`), whole: at most CSV_MAX_BYTES. */
 export async function readCsvText(file: string): Promise<string> {
-  return readWhole(bytesOf(await openSource(file)), CSV_MAX_BYTES, csvTooLarge);
+  return readWhole(readableOf(await openSource(file)), CSV_MAX_BYTES, csvTooLarge);
 }
 
 /**
@@ -104,8 +104,7 @@ export async function recordsOfStream(
       yield next.value;
     }
   })();
-  if (isOrganizationLine(firstLine)) return ndjsonRecords(rest);
-  return jsonRecords(readWhole(rest, JSON_MAX_BYTES, jsonTooLarge));
+  return isOrganizationLine(firstLine) ? ndjsonRecords(rest) : jsonRecords(rest);
 }
 
 const jsonTooLarge = () =>
@@ -120,7 +119,8 @@ const EMPTY =
  * A JSON data set's records: the text parsed whole by JSON.parse, then let go of, and the
  * values taken record by record, each let go of in turn.
  */
-async function* jsonRecords(text: Promise<string>): AsyncGenerator<ImportRecord> {
+async function* jsonRecords(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<ImportRecord> {
+  const text = readWhole(bytes, JSON_MAX_BYTES, jsonTooLarge);
   yield* recordsOfDataSet(parseDataSet(await text), true);
 }
 
