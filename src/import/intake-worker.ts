@@ -4,12 +4,15 @@
 // transaction, writes the batches it sends (docs/benchmarks.md, "Import").
 //
 // One module, both sides: `IntakeWorker` in the import's thread starts this file again as
-// the worker and hands it the file's bytes as a web stream (read by the import's thread,
-// source.ts), which the worker pulls as it goes; the worker sends each batch, then its
-// outcome or its failure. Each batch is acknowledged once written, and the worker sends at
-// most BATCHES_AHEAD unacknowledged: a slow database slows the reading instead of filling
-// memory.
+// the worker and hands it the input: a file's handle, which the worker reads itself (the
+// import's thread, busy writing, must not be what the reading waits for), or standard
+// input as a web stream read by the import's thread (only that thread can stop waiting for
+// a pipe; a worker waiting for one would keep the process from ending). The worker sends
+// each batch, then its outcome or its failure. Each batch is acknowledged once written,
+// and the worker sends at most BATCHES_AHEAD unacknowledged: a slow database slows the
+// reading instead of filling memory.
 
+import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import {
   isMainThread,
@@ -67,14 +70,10 @@ export class IntakeWorker {
   take(source: Source, stage: Stage, signal?: AbortSignal): Promise<IntakeOutcome> {
     const worker = this.worker;
     return new Promise<IntakeOutcome>((resolve, reject) => {
-      // Read here (standard input too: only this thread can stop waiting for a pipe, and a
-      // worker waiting for one would keep the process from ending), handed to the worker
-      // as a web stream, which it pulls as it goes.
-      const readable = readableOf(source);
       let settled = false;
       const settle = (done: () => void) => {
         settled = true;
-        readable.destroy();
+        if (source === 'stdin') process.stdin.destroy();
         signal?.removeEventListener('abort', abort);
         worker.removeAllListeners();
         this.stop();
@@ -103,8 +102,8 @@ export class IntakeWorker {
       worker.on('exit', (code) =>
         fail(new Error(`the import's worker thread stopped (exit code ${code})`)),
       );
-      const bytes = Readable.toWeb(readable);
-      worker.postMessage(bytes, [bytes as unknown as TransferListItem]);
+      const input = source === 'stdin' ? Readable.toWeb(process.stdin) : source;
+      worker.postMessage(input, [input as unknown as TransferListItem]);
     });
   }
 }
@@ -114,9 +113,10 @@ async function intake(port: NonNullable<typeof parentPort>, { name, dialect }: S
   const post = (message: FromWorker) => port.postMessage(message);
   let credits = BATCHES_AHEAD;
   let wake = () => {};
-  const bytes = await new Promise<ReadableStream<Uint8Array>>((resolve) =>
+  const input = await new Promise<FileHandle | ReadableStream<Uint8Array>>((resolve) =>
     port.once('message', resolve),
   );
+  const bytes = input instanceof ReadableStream ? input : readableOf(input);
   port.on('message', () => {
     credits++;
     wake();

@@ -2,7 +2,7 @@
 // schemas of schema.ts; each valid employee turned into a staging row; rows handed on in
 // batches (staging.ts) to be written to the staging table. The organisation and the merit
 // cycles (a few hundred at most) are kept; employees never are. No database here: for a
-// file this runs in a worker thread (worker.ts) while the import's own thread writes the
+// file this runs in a worker thread (intake-worker.ts) while the import's own thread writes the
 // batches, and for a data set in memory in the import's thread.
 import type { Dialect } from '../db/connect.js';
 import { newId } from '../ids.js';

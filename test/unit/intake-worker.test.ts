@@ -1,6 +1,6 @@
 // The worker thread of a file's import (src/import/intake-worker.ts), run as the command
 // line runs it: the compiled modules of dist/ (npm test builds them first), a real worker
-// thread fed from a real file. What the import's thread sees: the batches in order, the
+// thread reading a real file. What the import's thread sees: the batches in order, the
 // outcome after the last one is written, the flow control that bounds memory, and
 // failures on either side. How far the file has been read is its offset, which the
 // kernel shows in /proc/self/fdinfo.
@@ -168,9 +168,8 @@ describe('the intake of a file in a worker thread', () => {
     await sleep(1_000);
     expect(release).toHaveLength(1);
     // The batches sent, the one it is filling, and the chunks its read stream holds.
-    // The batches, and the chunks queued on either side of the stream between the threads.
     const bound = (n: number) =>
-      HEAD.length + (n + BATCHES_AHEAD + 1) * BATCH_ROWS * lineBytes + 8 * CHUNK_BYTES;
+      HEAD.length + (n + BATCHES_AHEAD + 1) * BATCH_ROWS * lineBytes + 2 * CHUNK_BYTES;
     const held = file.read();
     expect(held).toBeGreaterThan(BATCHES_AHEAD * BATCH_ROWS * lineBytes);
     expect(held).toBeLessThanOrEqual(bound(0));
