@@ -43,7 +43,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DataSetInput } from '../src/import/schema.js';
-import { parseFlags, wholeNumberFlag } from './options.js';
+import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 
 export const ORGANIZATIONS = 20;
 export const CYCLES_PER_ORGANIZATION = 10;
@@ -576,10 +576,7 @@ async function main() {
   const total = wholeNumberFlag('employees', values.employees, 1);
   const deep = wholeNumberFlag('deep', values.deep, 0);
   const full = !values['only-load'];
-  if (values.format !== 'ndjson' && values.format !== 'json') {
-    throw new Error(`--format must be ndjson or json, not ${values.format}`);
-  }
-  const format: Format = values.format;
+  const format = oneOfFlag<Format>('format', values.format, ['ndjson', 'json']);
   const config = loadConfig({
     ...process.env,
     ...(values.database ? { DATABASE_URL: values.database } : {}),
