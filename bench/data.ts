@@ -1,4 +1,4 @@
-// npm run bench:data -- --employees N [--deep N] [--database URL] [--only-load]
+// npm run bench:data -- --employees N [--deep N] [--database URL] [--only-load] [--format json]
 // npm run bench:data -- --deep N --database URL --change-deep PERCENT
 //
 // A realistic large data set, loaded through the real import path — the command line,
@@ -9,10 +9,10 @@
 // Deterministic: the same arguments give the same ids and values, so a rerun changes
 // nothing.
 //
-// The data set is written as NDJSON files into a temp dir (one per organisation; the
-// deep cycle in one file), then each file is imported; the deep cycle is then imported
-// once more from one JSON file (everything matched, unchanged), to time the streaming
-// JSON parser on a large file. For each import: its time and the peak resident memory of
+// The data set is written as NDJSON files into a temp dir (one per organisation, or with
+// --format json one JSON data set each, about 22 MB; the deep cycle in one NDJSON file,
+// larger than a JSON data set may be), then each file is imported; the deep cycle is then
+// imported once more (everything matched, unchanged). For each import: its time and the peak resident memory of
 // the import process (VmHWM of /proc/PID/status, sampled every 100 ms).
 //
 // A baseline from the same run on the same machine, since speed is only quoted against
@@ -43,7 +43,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DataSetInput } from '../src/import/schema.js';
-import { parseFlags, wholeNumberFlag } from './options.js';
+import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 
 export const ORGANIZATIONS = 20;
 export const CYCLES_PER_ORGANIZATION = 10;
@@ -249,38 +249,46 @@ interface DataFile {
   bytes: number;
 }
 
-/** The organisation files (NDJSON: organisation, each cycle, then its employees). */
-function writeOrganizationFiles(dir: string, total: number): DataFile[] {
+/**
+ * The organisation files: NDJSON (the organisation, each cycle, then its employees), or
+ * the same data set as one JSON object each.
+ */
+function writeOrganizationFiles(dir: string, total: number, format: Format): DataFile[] {
   const cycles = ORGANIZATIONS * CYCLES_PER_ORGANIZATION;
   const perCycle = Math.floor(total / cycles);
   const files: DataFile[] = [];
   for (let org = 0; org < ORGANIZATIONS; org++) {
     const slug = organizationSlug(org);
-    const path = join(dir, `${slug}.ndjson`);
+    const path = join(dir, `${slug}.${format}`);
     const out = new FileWriter(path);
-    out.write(
-      `${JSON.stringify({ organization: { slug, name: `Bench ${org + 1}`, apiKeysEnabled: true } })}\n`,
-    );
+    const organization = { slug, name: `Bench ${org + 1}`, apiKeysEnabled: true };
+    if (format === 'ndjson') out.write(`${JSON.stringify({ organization })}\n`);
+    else out.write(`${JSON.stringify({ organization }).slice(0, -1)},"meritCycles":[\n`);
     let employees = 0;
     for (let c = 0; c < CYCLES_PER_ORGANIZATION; c++) {
       const cycleNumber = org * CYCLES_PER_ORGANIZATION + c + 1;
       const count = perCycle + (cycleNumber <= total % cycles ? 1 : 0);
       const { employees: _none, ...fields } = cycle(cycleNumber, `Merit cycle ${cycleNumber}`, []);
-      out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
+      if (format === 'ndjson') out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
+      else
+        out.write(`${c === 0 ? '' : ',\n'}${JSON.stringify(fields).slice(0, -1)},"employees":[\n`);
       for (let i = 0; i < count; i++) {
-        const line = {
-          employee: employee(cycleNumber, i, `${slug}.example`),
-          meritCycle: fields.id,
-        };
-        out.write(`${JSON.stringify(line)}\n`);
+        const value = employee(cycleNumber, i, `${slug}.example`);
+        if (format === 'ndjson') {
+          out.write(`${JSON.stringify({ employee: value, meritCycle: fields.id })}\n`);
+        } else out.write(`${i === 0 ? '' : ',\n'}${JSON.stringify(value)}`);
       }
+      if (format === 'json') out.write(']}');
       employees += count;
     }
+    if (format === 'json') out.write(']}\n');
     out.close();
     files.push({ name: slug, path, employees, bytes: out.bytes });
   }
   return files;
 }
+
+type Format = 'ndjson' | 'json';
 
 const DEEP_ORGANIZATION_LINE = {
   slug: DEEP_ORGANIZATION,
@@ -288,40 +296,25 @@ const DEEP_ORGANIZATION_LINE = {
   apiKeysEnabled: true,
 };
 
-/** The deep cycle in one file: NDJSON, or the JSON format (one data set, one cycle). */
-function writeDeepFile(
-  dir: string,
-  deep: number,
-  format: 'ndjson' | 'json',
-  changedEvery = 0,
-): DataFile {
+/** The deep cycle in one NDJSON file (larger than a JSON data set may be). */
+function writeDeepFile(dir: string, deep: number, changedEvery = 0): DataFile {
   const deepEmployee = (i: number) => {
     const stored = employee(100_000, i, 'deep.example');
     return changedEvery > 0 && i % changedEvery === 0
       ? { ...stored, preferredName: `Changed ${i}` }
       : stored;
   };
-  const path = join(dir, `${DEEP_ORGANIZATION}.${format}`);
+  const path = join(dir, `${DEEP_ORGANIZATION}.ndjson`);
   const out = new FileWriter(path);
   const { employees: _none, ...fields } = cycle(0, 'Deep cycle', [], DEEP_CYCLE);
-  if (format === 'ndjson') {
-    out.write(`${JSON.stringify({ organization: DEEP_ORGANIZATION_LINE })}\n`);
-    out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
-    for (let i = 0; i < deep; i++) {
-      out.write(`${JSON.stringify({ employee: deepEmployee(i), meritCycle: DEEP_CYCLE })}\n`);
-    }
-  } else {
-    const top = JSON.stringify({ organization: DEEP_ORGANIZATION_LINE, meritCycles: [fields] });
-    // …[{"id": …, "exchangeRates": {…}}]} → …, "employees": [ … ]}]}
-    out.write(`${top.slice(0, -3)},"employees":[\n`);
-    for (let i = 0; i < deep; i++) {
-      out.write(`${i === 0 ? '' : ',\n'}${JSON.stringify(deepEmployee(i))}`);
-    }
-    out.write('\n]}]}\n');
+  out.write(`${JSON.stringify({ organization: DEEP_ORGANIZATION_LINE })}\n`);
+  out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
+  for (let i = 0; i < deep; i++) {
+    out.write(`${JSON.stringify({ employee: deepEmployee(i), meritCycle: DEEP_CYCLE })}\n`);
   }
   out.close();
   return {
-    name: `${DEEP_ORGANIZATION} (${format.toUpperCase()})`,
+    name: DEEP_ORGANIZATION,
     path,
     employees: deep,
     bytes: out.bytes,
@@ -574,6 +567,7 @@ async function main() {
       deep: { type: 'string', default: '500000' },
       database: { type: 'string' },
       'only-load': { type: 'boolean', default: false },
+      format: { type: 'string', default: 'ndjson' },
       'change-deep': { type: 'string' },
       // Keeps the generated files (their directory is printed), e.g. to profile one import.
       keep: { type: 'boolean', default: false },
@@ -582,6 +576,7 @@ async function main() {
   const total = wholeNumberFlag('employees', values.employees, 1);
   const deep = wholeNumberFlag('deep', values.deep, 0);
   const full = !values['only-load'];
+  const format = oneOfFlag<Format>('format', values.format, ['ndjson', 'json']);
   const config = loadConfig({
     ...process.env,
     ...(values.database ? { DATABASE_URL: values.database } : {}),
@@ -596,7 +591,7 @@ async function main() {
   if (values['change-deep'] !== undefined) {
     const percent = wholeNumberFlag('change-deep', values['change-deep'], 1);
     try {
-      const file = writeDeepFile(dir, deep, 'ndjson', Math.round(100 / percent));
+      const file = writeDeepFile(dir, deep, Math.round(100 / percent));
       const result = await importFile(file, databaseUrl);
       log(
         `the deep cycle again with ${percent} % of its employees changed: ${result.seconds.toFixed(1)} s (${result.output.trim().split('\n').at(-1)?.trim() ?? ''})`,
@@ -608,9 +603,11 @@ async function main() {
   }
   try {
     let started = performance.now();
-    const files = writeOrganizationFiles(dir, total);
-    const deepFiles = deep > 0 ? [writeDeepFile(dir, deep, 'ndjson')] : [];
-    if (deep > 0 && full) deepFiles.push(writeDeepFile(dir, deep, 'json'));
+    const files = writeOrganizationFiles(dir, total, format);
+    const deepFiles = deep > 0 ? [writeDeepFile(dir, deep)] : [];
+    // Imported twice: created, then all matched and unchanged.
+    if (deep > 0 && full && deepFiles[0])
+      deepFiles.push({ ...deepFiles[0], name: `${DEEP_ORGANIZATION} again` });
     const bytes = [...files, ...deepFiles].reduce((sum, file) => sum + file.bytes, 0);
     log(
       `generated ${files.length + deepFiles.length} files (${mib(bytes)}) in ${seconds(started)} s`,
@@ -636,7 +633,7 @@ async function main() {
 
     const peak = (runs: Measured[]) => Math.max(0, ...runs.map((run) => run.peakMiB));
     const results = [
-      `${total} employees in ${ORGANIZATIONS * CYCLES_PER_ORGANIZATION} cycles (${files.length} NDJSON files): ${organizationSeconds.toFixed(1)} s; peak RSS of an import ${peak(organizations).toFixed(0)} MiB (median ${median(organizations.map((run) => run.peakMiB)).toFixed(0)} MiB)`,
+      `${total} employees in ${ORGANIZATIONS * CYCLES_PER_ORGANIZATION} cycles (${files.length} ${format.toUpperCase()} files): ${organizationSeconds.toFixed(1)} s; peak RSS of an import ${peak(organizations).toFixed(0)} MiB (median ${median(organizations.map((run) => run.peakMiB)).toFixed(0)} MiB)`,
     ];
     if (deepRuns[0]) {
       results.push(
@@ -645,11 +642,12 @@ async function main() {
     }
     if (deepRuns[1]) {
       results.push(
-        `the same cycle again from one JSON file (${mib(deepFiles[1]?.bytes ?? 0)}, all matched, unchanged): ${deepRuns[1].seconds.toFixed(1)} s; peak RSS ${deepRuns[1].peakMiB.toFixed(0)} MiB`,
+        `the same file again (all matched, unchanged): ${deepRuns[1].seconds.toFixed(1)} s; peak RSS ${deepRuns[1].peakMiB.toFixed(0)} MiB`,
       );
     }
 
-    if (full) {
+    // The baselines read NDJSON lines: made in the NDJSON run.
+    if (full && format === 'ndjson') {
       started = performance.now();
       for (const file of files) {
         await measure(process.execPath, ['-e', PARSE_ONLY, file.path], process.env);

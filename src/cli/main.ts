@@ -69,7 +69,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
     if (error instanceof ImportError) {
       fail(
-        `the data set was not imported; nothing changed.\n${error.problems.join('\n')}`,
+        `the data set was not imported; nothing changed.\n${error.lines.join('\n')}`,
         EXIT_FAILURE,
       );
     }

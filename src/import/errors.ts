@@ -1,31 +1,152 @@
-// Import problems, each named by the JSON path of the field at fault, e.g.
-// `meritCycles[0].employees[3].email: must be an email address`.
+// Import problems as data: each names the JSON path of the field at fault in the data set
+// (and the NDJSON line it came from), and is put into words in one place, `render`:
+// `line 7: meritCycles[0].employees[3].email: must be an email address`. The CSV import
+// names rows and columns from the same objects (csv.ts).
 import type { z } from 'zod';
 
+/** Where in a data set: `['meritCycles', 0, 'employees', 3, 'email']`. */
+export type Path = readonly (string | number)[];
+
+export interface Problem {
+  /** Empty for a problem of the file itself (its text, its shape). */
+  path: Path;
+  /** The NDJSON line of the record at fault. */
+  line?: number;
+  /** What is wrong; `{other}` stands for the record named by `other` (one it repeats). */
+  message: string;
+  other?: Path;
+}
+
+// How many problems one run reports: enough to fix a file in a few rounds, few enough
+// that a file with an error in every row does not print a million lines.
+export const MAX_PROBLEMS = 50;
+
+/** The import was refused: its problems, at most MAX_PROBLEMS, then how many more. */
 export class ImportError extends Error {
   override name = 'ImportError';
+  readonly problems: readonly Problem[];
 
-  constructor(readonly problems: readonly string[]) {
-    super(
-      problems.length === 1
-        ? (problems[0] ?? '')
-        : `${problems.length} problems:\n${problems.join('\n')}`,
-    );
+  constructor(
+    problems: readonly Problem[],
+    readonly total = problems.length,
+  ) {
+    const shown = problems.slice(0, MAX_PROBLEMS);
+    const lines = shown.map(render);
+    if (total > shown.length) lines.push(`… and ${total - shown.length} more`);
+    super(lines.length === 1 ? (lines[0] ?? '') : `${lines.length} problems:\n${lines.join('\n')}`);
+    this.problems = shown;
+    this.lines = lines;
+  }
+
+  /** The problems in words, one a line, as the command prints them. */
+  readonly lines: readonly string[];
+}
+
+/** A problem of the file itself (its text, size or shape), said in one line. */
+export const fileProblem = (message: string): ImportError =>
+  new ImportError([{ path: [], message }]);
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** `['meritCycles', 0, 'employees', 3, 'email']` → `meritCycles[0].employees[3].email`. */
+export function jsonPath(path: Path): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else if (IDENTIFIER.test(part)) out += out === '' ? part : `.${part}`;
+    else out += `[${JSON.stringify(part)}]`;
+  }
+  return out === '' ? '(the file)' : out;
+}
+
+/**
+ * The message, with the record it names put into words by `name`: by default its path,
+ * from its cycle when that is the problem's own (`employees[2]`).
+ */
+export function messageOf(problem: Problem, name?: (other: Path) => string): string {
+  const { path, other, message } = problem;
+  if (other === undefined) return message;
+  const sameCycle = other.length > 2 && other[0] === path[0] && other[1] === path[1];
+  return message.replace('{other}', name?.(other) ?? jsonPath(sameCycle ? other.slice(2) : other));
+}
+
+/** A problem in words, as the command prints it. */
+export function render(problem: Problem): string {
+  const { path, line } = problem;
+  const where = path.length > 0 ? `${jsonPath(path)}: ` : '';
+  return `${line === undefined ? '' : `line ${line}: `}${where}${messageOf(problem)}`;
+}
+
+/** A problem of two cycles (one repeats what the other has): listed after all others. */
+const acrossCycles = ({ path, other }: Problem) => other !== undefined && other[1] !== path[1];
+
+/**
+ * Report order: by the record's place in the data set — the indexes along the path (the
+ * organisation, then each cycle, then its employees) — then by line; problems across
+ * cycles last. Whatever order a file gave its records in, the report reads in the order
+ * of the data set.
+ */
+function compare(a: Problem, b: Problem): number {
+  const across = Number(acrossCycles(a)) - Number(acrossCycles(b));
+  if (across !== 0) return across;
+  const x = a.path.filter((part) => typeof part === 'number');
+  const y = b.path.filter((part) => typeof part === 'number');
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+  }
+  return x.length - y.length || (a.line ?? 0) - (b.line ?? 0);
+}
+
+/**
+ * The problems of one import: only the first MAX_PROBLEMS in report order are kept (a file
+ * with a problem on every line must not fill memory), and how many there were.
+ */
+export class ProblemList {
+  /** `kept` and `total` of a list that crossed from a worker thread as plain data. */
+  constructor(
+    readonly kept: Problem[] = [],
+    public total = 0,
+  ) {}
+
+  add(problem: Problem): void {
+    this.total++;
+    this.kept.push(problem);
+    if (this.kept.length >= 2 * MAX_PROBLEMS) this.trim();
+  }
+
+  /** Counts problems found but not kept (the checks across records cap their queries). */
+  addUncounted(count: number): void {
+    this.total += count;
+  }
+
+  error(): ImportError {
+    this.trim();
+    return new ImportError(this.kept, this.total);
+  }
+
+  // A stable sort: problems of one record keep the order they were found in.
+  private trim(): void {
+    this.kept.sort(compare).splice(MAX_PROBLEMS);
   }
 }
 
-/** The text of an import file is not JSON: one problem, said in one line. */
-export class DataSetSyntaxError extends Error {
-  override name = 'DataSetSyntaxError';
+/** One problem per zod issue (one per unknown key), its path under `prefix`. */
+export function problemsOfIssues(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: Path = [],
+  line?: number,
+): Problem[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...(issue.path as Path)];
+    return issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({
+          path: [...path, key],
+          line,
+          message: 'is not a field of this format',
+        }))
+      : [{ path, line, message: issue.message }];
+  });
 }
-
-// The largest record a JSON or NDJSON data set may hold (docs/import-format.md, "Limits"):
-// one employee, a merit cycle without its employees, the organisation with the rest of the
-// top object, one NDJSON line. An employee is about half a KiB of JSON; 1 MiB leaves room
-// for thousands of columns, yet keeps what one record costs to hold and parse (a few times
-// its text) far below the memory an import may use.
-export const MAX_RECORD_CHARS = 1024 * 1024;
-export const MAX_RECORD_TEXT = '1 MiB';
 
 // Characters a terminal would act on or hide: C0 and C1 controls, line and paragraph
 // separators, bidirectional overrides, lone surrogates, U+FEFF and U+FFFD.
@@ -39,56 +160,4 @@ export function printable(text: string): string {
     UNPRINTABLE,
     (char) => `\\u${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
   );
-}
-
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
-/** `['meritCycles', 0, 'employees', 3, 'email']` → `meritCycles[0].employees[3].email`. */
-export function jsonPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else if (IDENTIFIER.test(String(part))) out += out === '' ? String(part) : `.${String(part)}`;
-    else out += `[${JSON.stringify(String(part))}]`;
-  }
-  return out === '' ? '(the file)' : out;
-}
-
-// How many problems one run reports: enough to fix a file in a few rounds, few enough
-// that a file with an error in every row does not print a million lines.
-export const MAX_PROBLEMS = 50;
-
-/** One problem line per zod issue (one per unknown key), its path under `prefix`. */
-export function problemsOfIssues(
-  issues: readonly z.core.$ZodIssue[],
-  prefix: readonly PropertyKey[] = [],
-): { problem: string; unrecognized: boolean }[] {
-  const problems: { problem: string; unrecognized: boolean }[] = [];
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        problems.push({
-          problem: `${jsonPath([...prefix, ...issue.path, key])}: is not a field of this format`,
-          unrecognized: true,
-        });
-      }
-    } else {
-      problems.push({
-        problem: `${jsonPath([...prefix, ...issue.path])}: ${issue.message}`,
-        unrecognized: false,
-      });
-    }
-  }
-  return problems;
-}
-
-/** The problems as one error: the first MAX_PROBLEMS, then how many more there are. */
-export function cappedImportError(problems: readonly string[], total = problems.length) {
-  const shown = problems.slice(0, MAX_PROBLEMS);
-  if (total > shown.length) shown.push(`… and ${total - shown.length} more`);
-  return new ImportError(shown);
-}
-
-export function importErrorFromZod(error: z.ZodError): ImportError {
-  return cappedImportError(problemsOfIssues(error.issues).map(({ problem }) => problem));
 }

@@ -1,60 +1,143 @@
-// The worker thread of a file's import (parallel-intake.ts): the file's bytes come in as
-// it asks for them, are decoded, parsed (NDJSON or JSON, source.ts) and validated record by
-// record (intake.ts); batches of staging rows go out, at most BATCHES_AHEAD of them not
-// yet written; the outcome goes out last. No database here.
-import { parentPort, workerData } from 'node:worker_threads';
-import { takeRecords } from './intake.js';
+// The intake of a file (intake.ts) in a worker thread. Parsing and validating a file was
+// half of an import's time and the writing the other half, one after the other on one
+// core; here the worker parses and checks while the import's thread, which holds the
+// transaction, writes the batches it sends (docs/benchmarks.md, "Import").
+//
+// One module, both sides: `IntakeWorker` in the import's thread starts this file again as
+// the worker and hands it the input: a file's handle, which the worker reads itself (the
+// import's thread, busy writing, must not be what the reading waits for), or standard
+// input as a web stream read by the import's thread (only that thread can stop waiting for
+// a pipe; a worker waiting for one would keep the process from ending). The worker sends
+// each batch, then its outcome or its failure. Each batch is acknowledged once written,
+// and the worker sends at most BATCHES_AHEAD unacknowledged: a slow database slows the
+// reading instead of filling memory.
+
+import type { FileHandle } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import {
-  BATCHES_AHEAD,
-  CHUNKS_AHEAD,
-  type FromWorker,
-  type IntakeWorkerData,
-  sentError,
-  type ToWorker,
-} from './parallel-intake.js';
-import { decodeUtf8, recordsOfStream } from './source.js';
+  isMainThread,
+  parentPort,
+  type TransferListItem,
+  Worker,
+  workerData,
+} from 'node:worker_threads';
+import type { Dialect } from '../db/connect.js';
+import { ImportError, type Problem } from './errors.js';
+import { type IntakeOutcome, type Stage, takeRecords } from './intake.js';
+import { readableOf, recordsOfStream, type Source } from './source.js';
 import type { StagedBatch } from './staging.js';
 
-if (!parentPort) throw new Error('intake-worker.js runs as a worker thread');
-const port = parentPort;
-const { name, dialect } = workerData as IntakeWorkerData;
-const post = (message: FromWorker) => port.postMessage(message);
+const BATCHES_AHEAD = 2;
+const MARK = 'compplan import intake';
 
-/** Wakes whoever waits for the next message (one waiter at a time: one async reader). */
-let wake: (() => void) | undefined;
-const arrived = () => new Promise<void>((resolve) => (wake = resolve));
+interface Start {
+  mark: typeof MARK;
+  /** The file's name: NDJSON by its extension (source.ts). */
+  name: string;
+  dialect: Dialect;
+}
 
-const chunks: (Uint8Array | null)[] = [];
-let credits = BATCHES_AHEAD;
-port.on('message', (message: ToWorker) => {
-  if (message.type === 'staged') credits++;
-  else chunks.push(message.type === 'chunk' ? message.bytes : null);
-  const waiting = wake;
-  wake = undefined;
-  waiting?.();
-});
+type FromWorker =
+  | { batch: StagedBatch }
+  | { outcome: IntakeOutcome }
+  | { problems: readonly Problem[]; total: number }
+  | { error: string };
 
-/** The file's bytes, asked for CHUNKS_AHEAD chunks ahead of the parser. */
-async function* bytes(): AsyncGenerator<Uint8Array> {
-  for (let i = 0; i < CHUNKS_AHEAD; i++) post({ type: 'pull' });
-  for (;;) {
-    while (chunks.length === 0) await arrived();
-    const chunk = chunks.shift() as Uint8Array | null;
-    if (chunk === null) return;
-    post({ type: 'pull' });
-    yield chunk;
+/**
+ * The worker thread of one file's intake. Started before the database is opened, so that
+ * its start-up (a V8 isolate, then zod and the schemas) overlaps the connection; it reads
+ * nothing of the file until `take`, so that a database that cannot be written still fails
+ * before the input is read.
+ */
+export class IntakeWorker {
+  private readonly worker: Worker;
+
+  constructor(name: string, dialect: Dialect) {
+    const start: Start = { mark: MARK, name, dialect };
+    this.worker = new Worker(new URL('./intake-worker.js', import.meta.url), { workerData: start });
+  }
+
+  /** Ends the thread, whether it was taken or not (a command that failed before). */
+  stop(): void {
+    void this.worker.terminate();
+  }
+
+  /**
+   * Takes the records of `source` in the thread, `stage` awaited here for each batch, in
+   * order. Settles once the last batch is written, with the worker's outcome, or at the
+   * first failure of either side, or when `signal` aborts; the thread is stopped either way.
+   */
+  take(source: Source, stage: Stage, signal?: AbortSignal): Promise<IntakeOutcome> {
+    const worker = this.worker;
+    return new Promise<IntakeOutcome>((resolve, reject) => {
+      let settled = false;
+      const settle = (done: () => void) => {
+        settled = true;
+        if (source === 'stdin') process.stdin.destroy();
+        signal?.removeEventListener('abort', abort);
+        worker.removeAllListeners();
+        this.stop();
+        done();
+      };
+      const fail = (error: unknown) => settle(() => reject(error));
+      const abort = () => fail(signal?.reason);
+      if (signal?.aborted) return abort();
+      signal?.addEventListener('abort', abort, { once: true });
+      // One write at a time, in the order the batches come.
+      let writing = Promise.resolve();
+      worker.on('message', (message: FromWorker) => {
+        if ('batch' in message) {
+          // Not once it has failed: the transaction is being rolled back.
+          writing = writing
+            .then(() => (settled ? undefined : stage(message.batch)))
+            .then(() => worker.postMessage('written'))
+            .catch(fail);
+        } else if ('outcome' in message) {
+          void writing.then(() => settle(() => resolve(message.outcome)));
+        } else if ('problems' in message) {
+          fail(new ImportError(message.problems, message.total));
+        } else fail(new Error(message.error));
+      });
+      worker.on('error', fail);
+      worker.on('exit', (code) =>
+        fail(new Error(`the import's worker thread stopped (exit code ${code})`)),
+      );
+      const input = source === 'stdin' ? Readable.toWeb(process.stdin) : source;
+      worker.postMessage(input, [input as unknown as TransferListItem]);
+    });
   }
 }
 
-async function stage(batch: StagedBatch): Promise<void> {
-  while (credits === 0) await arrived();
-  credits--;
-  post({ type: 'batch', batch });
+/** The worker's side: read, parse and validate the source it is given; send the batches. */
+async function intake(port: NonNullable<typeof parentPort>, { name, dialect }: Start) {
+  const post = (message: FromWorker) => port.postMessage(message);
+  let credits = BATCHES_AHEAD;
+  let wake = () => {};
+  const input = await new Promise<FileHandle | ReadableStream<Uint8Array>>((resolve) =>
+    port.once('message', resolve),
+  );
+  const bytes = input instanceof ReadableStream ? input : readableOf(input);
+  port.on('message', () => {
+    credits++;
+    wake();
+  });
+  try {
+    const records = await recordsOfStream(name, bytes);
+    const outcome = await takeRecords(records, dialect, async (batch) => {
+      while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+      credits--;
+      post({ batch });
+    });
+    post({ outcome });
+  } catch (error) {
+    post(
+      error instanceof ImportError
+        ? { problems: error.problems, total: error.total }
+        : { error: (error as Error).stack ?? String(error) },
+    );
+  }
 }
 
-try {
-  const records = await recordsOfStream(name, decodeUtf8(bytes()));
-  post({ type: 'done', outcome: await takeRecords(records, dialect, stage) });
-} catch (error) {
-  post({ type: 'failed', error: sentError(error) });
+if (!isMainThread && parentPort && (workerData as Start | undefined)?.mark === MARK) {
+  void intake(parentPort, workerData as Start);
 }

@@ -1,23 +1,16 @@
-// Step 1 of an import (load.ts): each record validated as it arrives (the record schemas
-// of schema.ts), each valid employee turned into a staging row, rows handed on in batches
-// (staging.ts) to be written to the staging table. The organisation and the merit cycles
-// (a few hundred at most) are kept; employees never are. No database here: for a file
-// this runs in a worker thread (intake-worker.ts) while the import's own thread writes
-// the batches, and for a data set in memory in the import's thread.
+// Step 1 of an import (load.ts): each record validated once, as it arrives, by the record
+// schemas of schema.ts; each valid employee turned into a staging row; rows handed on in
+// batches (staging.ts) to be written to the staging table. The organisation and the merit
+// cycles (a few hundred at most) are kept; employees never are. No database here: for a
+// file this runs in a worker thread (intake-worker.ts) while the import's own thread writes the
+// batches, and for a data set in memory in the import's thread.
 import type { Dialect } from '../db/connect.js';
 import { newId } from '../ids.js';
-import { toEmployee } from '../modules/employees/repository.js';
-import { ImportError, problemsOfIssues } from './errors.js';
-import {
-  type ImportRecord,
-  type ImportRecords,
-  ProblemList,
-  type ProblemListState,
-  type SortKey,
-} from './records.js';
+import { storedBodyTail } from '../modules/employees/stored-body.js';
+import { fileProblem, type Path, type Problem, ProblemList, problemsOfIssues } from './errors.js';
+import type { ImportRecord, ImportRecords } from './records.js';
 import {
   Employee,
-  END_BEFORE_START,
   type ImportEmployee,
   type ImportMeritCycleRecord,
   type ImportRoot,
@@ -34,7 +27,6 @@ export const MAX_MERIT_CYCLES = 10_000;
 export interface CycleState {
   /** The validated cycle, once its record has come and passed. */
   cycle?: ImportMeritCycleRecord;
-  seen: boolean;
   line?: number;
   /** The file gives the cycle a list of employees (matched, and pruned with --prune). */
   listsEmployees: boolean;
@@ -46,9 +38,9 @@ export interface CycleState {
 
 /** What the intake found: plain data, so that it can cross from a worker thread. */
 export interface IntakeOutcome {
-  problems: ProblemListState;
+  problems: { kept: Problem[]; total: number };
   /** Problems of the input's shape (NDJSON lines that are no record): reported alone. */
-  shapeProblems: string[];
+  shapeProblems: Problem[];
   /** Problems of single records: checks across records are not made over them. */
   recordProblems: number;
   root?: ImportRoot;
@@ -68,199 +60,102 @@ export async function takeRecords(
   dialect: Dialect,
   stage: Stage,
 ): Promise<IntakeOutcome> {
-  const intake = new Intake(dialect, stage);
-  for await (const record of records) await intake.take(record);
-  await intake.send();
-  return intake.outcome();
-}
-
-/** Validates records as they come, keeps the cycles, stages the employees. */
-class Intake {
-  private readonly problems = new ProblemList();
-  private readonly shapeProblems: string[] = [];
-  private recordProblems = 0;
-  private root?: ImportRoot;
-  private rootSeen = false;
-  private readonly cycles: CycleState[] = [];
-  private seq = 0;
-  private readonly batch: BatchBuilder;
-
-  constructor(
-    dialect: Dialect,
-    private readonly stage: Stage,
-  ) {
-    this.batch = new BatchBuilder(dialect);
-  }
-
-  outcome(): IntakeOutcome {
-    return {
-      problems: this.problems.state(),
-      shapeProblems: this.shapeProblems,
-      recordProblems: this.recordProblems,
-      root: this.root,
-      rootSeen: this.rootSeen,
-      cycles: this.cycles,
-    };
-  }
-
-  private cycleState(index: number): CycleState {
-    let state = this.cycles[index];
-    if (!state) {
-      if (index >= MAX_MERIT_CYCLES) {
-        throw new ImportError([
-          `meritCycles[${index}]: a data set holds at most ${MAX_MERIT_CYCLES.toLocaleString('en')} merit cycles`,
-        ]);
-      }
-      state = { seen: false, listsEmployees: false, employees: 0, faulty: false };
-      this.cycles[index] = state;
+  const problems = new ProblemList();
+  const outcome: IntakeOutcome = {
+    problems,
+    shapeProblems: [],
+    recordProblems: 0,
+    rootSeen: false,
+    cycles: [],
+  };
+  const batch = new BatchBuilder(dialect);
+  let seq = 0;
+  const refuse = (issues: Problem[], state?: CycleState) => {
+    outcome.recordProblems++;
+    if (state) state.faulty = true;
+    for (const problem of issues) problems.add(problem);
+  };
+  for await (const record of records) {
+    if (record.kind === 'problem') {
+      outcome.shapeProblems.push({ path: [], line: record.line, message: record.message });
+      continue;
     }
-    return state;
-  }
-
-  private report(key: SortKey, line: number | undefined, problem: string): void {
-    this.problems.add(key, line === undefined ? problem : `line ${line}: ${problem}`);
-  }
-
-  async take(record: ImportRecord): Promise<void> {
-    switch (record.kind) {
-      case 'problem':
-        this.shapeProblems.push(record.message);
-        return;
-      case 'root':
-        return this.takeRoot(record.value, record.line);
-      case 'meritCycle':
-        return this.takeCycle(record);
-      case 'employee':
-        return this.takeEmployee(record);
+    if (record.kind === 'root') {
+      outcome.rootSeen = true;
+      const result = Root.safeParse(record.value);
+      if (result.success) outcome.root = result.data;
+      else refuse(problemsOfIssues(result.error.issues, [], record.line));
+      continue;
     }
-  }
-
-  private takeRoot(value: unknown, line: number | undefined): void {
-    this.rootSeen = true;
-    const result = Root.safeParse(value);
-    if (result.success) {
-      this.root = result.data;
-      return;
+    const state = cycleState(
+      outcome.cycles,
+      record.kind === 'employee' ? record.cycle : record.index,
+    );
+    if (record.kind === 'meritCycle') {
+      state.line = record.line;
+      if (record.employees) state.listsEmployees = true;
+      const result = MeritCycleRecord.safeParse(record.value);
+      const path: Path = ['meritCycles', record.index];
+      if (result.success) state.cycle = result.data;
+      else refuse(problemsOfIssues(result.error.issues, path, record.line), state);
+      continue;
     }
-    this.recordProblems++;
-    // Where whole-data-set validation lists them: the organisation first, the cycles
-    // next, unknown keys of the top after the cycles.
-    problemsOfIssues(result.error.issues).forEach(({ problem, unrecognized }, k) => {
-      const top = problem.startsWith('meritCycles') ? [2, -1, k] : [1, k];
-      this.report(unrecognized ? [3, k] : top, line, problem);
-    });
-  }
-
-  private takeCycle(record: Extract<ImportRecord, { kind: 'meritCycle' }>): void {
-    const state = this.cycleState(record.index);
-    state.seen = true;
-    state.line = record.line;
-    if (record.employees) state.listsEmployees = true;
-    const result = MeritCycleRecord.safeParse(record.value);
-    if (result.success) {
-      state.cycle = result.data;
-      return;
-    }
-    state.faulty = true;
-    this.recordProblems++;
-    const prefix = ['meritCycles', record.index];
-    const issues = result.error.issues;
-    let k = 0;
-    for (const issue of issues) {
-      // The cycle's fields, then (at the place of `employees`) its employees, then its
-      // unknown keys, then the check of its dates: the order of the whole data set.
-      const part =
-        issue.code === 'unrecognized_keys'
-          ? 2
-          : issue.code === 'custom' && issue.message === END_BEFORE_START
-            ? 3
-            : issue.path[0] === 'employees'
-              ? 1
-              : 0;
-      for (const { problem } of problemsOfIssues([issue], prefix)) {
-        const key = part === 1 ? [2, record.index, 1, -1, k] : [2, record.index, part, k];
-        this.report(key, record.line, problem);
-        k++;
-      }
-    }
-  }
-
-  private async takeEmployee(record: Extract<ImportRecord, { kind: 'employee' }>): Promise<void> {
-    const state = this.cycleState(record.cycle);
     state.listsEmployees = true;
     state.employees++;
     const result = Employee.safeParse(record.value);
     if (!result.success) {
-      state.faulty = true;
-      this.recordProblems++;
-      const prefix = ['meritCycles', record.cycle, 'employees', record.index];
-      problemsOfIssues(result.error.issues, prefix).forEach(({ problem }, k) => {
-        this.report([2, record.cycle, 1, record.index, k], record.line, problem);
-      });
-      return;
+      const path: Path = ['meritCycles', record.cycle, 'employees', record.index];
+      refuse(problemsOfIssues(result.error.issues, path, record.line), state);
+      continue;
     }
-    // Staged even after a problem, so that repeats are still found and reported; but
-    // then without the columns only a write would need.
-    this.batch.add(
-      stagedRow(
-        result.data,
-        this.seq++,
-        record,
-        this.recordProblems === 0 && this.shapeProblems.length === 0,
-      ),
-    );
-    if (this.batch.rows >= BATCH_ROWS) await this.send();
+    // Staged even after a problem, so that repeats are still found and reported; but then
+    // without the columns only a write would need.
+    const full = outcome.recordProblems === 0 && outcome.shapeProblems.length === 0;
+    batch.add(stagedRow(result.data, seq++, record, full));
+    if (batch.rows >= BATCH_ROWS) await stage(batch.take());
   }
-
-  /** Hands on the rows staged so far, as one batch. */
-  async send(): Promise<void> {
-    if (this.batch.rows > 0) await this.stage(this.batch.take());
-  }
+  if (batch.rows > 0) await stage(batch.take());
+  return { ...outcome, problems: { kept: problems.kept, total: problems.total } };
 }
 
-/** An employee as a staging row; its `body` is built with the id it has in the file. */
+function cycleState(cycles: CycleState[], index: number): CycleState {
+  let state = cycles[index];
+  if (!state) {
+    if (index >= MAX_MERIT_CYCLES) {
+      throw fileProblem(
+        `meritCycles[${index}]: a data set holds at most ${MAX_MERIT_CYCLES.toLocaleString('en')} merit cycles`,
+      );
+    }
+    state = { listsEmployees: false, employees: 0, faulty: false };
+    cycles[index] = state;
+  }
+  return state;
+}
+
+/** An employee as a staging row; null columns for a row staged only for the checks. */
 function stagedRow(
   employee: ImportEmployee,
   seq: number,
   record: Extract<ImportRecord, { kind: 'employee' }>,
   full: boolean,
 ): StagedRow {
-  const id = employee.id ?? newId('mce');
-  const row: StagedRow = {
+  return {
     seq,
     cycle_index: record.cycle,
     employee_index: record.index,
     line: record.line ?? null,
     id: employee.id ?? null,
-    new_id: id,
+    new_id: employee.id ?? newId('mce'),
     email: employee.email,
     email_key: employee.email.toLowerCase(),
-    first_name: null,
-    last_name: null,
-    preferred_name: null,
-    currency_code: null,
-    currency_name: null,
-    eligibility_status: null,
-    body: null,
+    first_name: full ? employee.firstName : null,
+    last_name: full ? employee.lastName : null,
+    preferred_name: full ? (employee.preferredName ?? null) : null,
+    currency_code: full ? employee.currencyCode.code : null,
+    currency_name: full ? employee.currencyCode.value : null,
+    eligibility_status: full ? employee.eligibilityStatus : null,
+    body_tail: full
+      ? storedBodyTail({ ...employee, preferredName: employee.preferredName ?? null })
+      : null,
   };
-  if (!full) return row;
-  row.first_name = employee.firstName;
-  row.last_name = employee.lastName;
-  row.preferred_name = employee.preferredName ?? null;
-  row.currency_code = employee.currencyCode.code;
-  row.currency_name = employee.currencyCode.value;
-  row.eligibility_status = employee.eligibilityStatus;
-  row.body = JSON.stringify(
-    toEmployee({
-      id,
-      email: employee.email,
-      firstName: employee.firstName,
-      lastName: employee.lastName,
-      preferredName: row.preferred_name,
-      currencyCode: employee.currencyCode,
-      eligibilityStatus: employee.eligibilityStatus,
-      columns: employee.columns,
-    }),
-  );
-  return row;
 }

@@ -1,11 +1,12 @@
 // The NDJSON form of a data set (docs/import-format.md, "NDJSON"): one JSON object per
 // line — the organisation, each merit cycle, each employee with the cycle it belongs to.
-// `ndjsonRecords` reads a stream line by line into the records the loader validates and
-// stages as they arrive (records.ts, load.ts), so memory does not grow with the file.
+// `ndjsonRecords` reads a stream of bytes line by line into the records the loader
+// validates and stages as they arrive (records.ts, load.ts).
 // Problems name the line and the JSON path in the data set the lines make, e.g.
 // `line 7: meritCycles[0].employees[3].email: must be an email address`.
-import { DataSetSyntaxError, MAX_RECORD_CHARS, MAX_RECORD_TEXT, printable } from './errors.js';
+import { fileProblem, printable } from './errors.js';
 import type { ImportRecord } from './records.js';
+import { decodeStrictly, withoutBom } from './utf8.js';
 
 type Json = Record<string, unknown>;
 
@@ -37,29 +38,23 @@ class NdjsonLines {
   private readonly cycles = new Map<string, number>();
   private readonly employees: number[] = [];
 
-  *line(raw: string, line: number): Generator<ImportRecord> {
-    const source = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (source.length > MAX_RECORD_CHARS) throw tooLarge(line);
+  *line(source: string, line: number): Generator<ImportRecord> {
     if (source.trim() === '') return;
     this.firstRecordLine ??= line;
     let record: unknown;
     try {
       record = JSON.parse(source);
     } catch (error) {
-      throw new DataSetSyntaxError(
-        `line ${line} is not valid JSON: ${printable(error instanceof Error ? error.message : String(error))}`,
-      );
+      throw fileProblem(`line ${line} is not valid JSON: ${printable((error as Error).message)}`);
     }
     const keys = isObject(record) ? Object.keys(record).sort().join() : '';
     if (!isObject(record)) {
-      yield this.problem(`line ${line}: must be a JSON object`);
+      yield this.problem(line, `must be a JSON object`);
     } else if (keys === 'organization') {
       if (this.organization) {
-        yield this.problem(
-          `line ${line}: a second organization line; a file holds one organisation`,
-        );
+        yield this.problem(line, `a second organization line; a file holds one organisation`);
       } else if (line !== this.firstRecordLine) {
-        yield this.problem(`line ${line}: the organization line must come first`);
+        yield this.problem(line, `the organization line must come first`);
       } else {
         this.organization = true;
         yield { kind: 'root', value: { organization: record.organization, meritCycles: [] }, line };
@@ -70,7 +65,8 @@ class NdjsonLines {
       const value: Json = isObject(cycle) ? { ...cycle } : { value: cycle };
       if (isObject(cycle) && 'employees' in cycle) {
         yield this.problem(
-          `line ${line}: meritCycle.employees: employees are lines of their own ({"employee": …, "meritCycle": …})`,
+          line,
+          `meritCycle.employees: employees are lines of their own ({"employee": …, "meritCycle": …})`,
         );
       }
       this.employees.push(0);
@@ -83,7 +79,8 @@ class NdjsonLines {
         typeof record.meritCycle === 'string' ? this.cycles.get(record.meritCycle) : undefined;
       if (cycle === undefined) {
         yield this.problem(
-          `line ${line}: meritCycle: ${excerpt(record.meritCycle)} is not the id or name of a meritCycle line above`,
+          line,
+          `meritCycle: ${excerpt(record.meritCycle)} is not the id or name of a meritCycle line above`,
         );
         return;
       }
@@ -92,67 +89,77 @@ class NdjsonLines {
       yield { kind: 'employee', cycle, index, value: record.employee, line };
     } else {
       yield this.problem(
-        `line ${line}: must be {"organization": …}, {"meritCycle": …} or {"employee": …, "meritCycle": "<id or name>"}`,
+        line,
+        `must be {"organization": …}, {"meritCycle": …} or {"employee": …, "meritCycle": "<id or name>"}`,
       );
     }
   }
 
   *end(): Generator<ImportRecord> {
     if (this.firstRecordLine === undefined) {
-      yield this.problem('the file is empty: it needs a first line {"organization": …}');
+      yield this.problem(undefined, 'the file is empty: it needs a first line {"organization": …}');
     } else if (!this.organization && this.problems === 0) {
-      yield this.problem('line 1: the first line must be {"organization": …}');
+      yield this.problem(1, 'the first line must be {"organization": …}');
     }
   }
 
-  private problem(message: string): ImportRecord {
+  private problem(line: number | undefined, message: string): ImportRecord {
     this.problems++;
-    return { kind: 'problem', message };
+    return { kind: 'problem', line, message };
   }
 }
 
-/** `line N: …` for a line longer than a record may be. */
-function tooLarge(line: number): DataSetSyntaxError {
-  return new DataSetSyntaxError(
-    `line ${line}: a record larger than ${MAX_RECORD_TEXT}, the limit for one line`,
-  );
-}
+// The longest line (a CR before its LF aside): one record, about half a KiB for an
+// employee. 1 MiB leaves room for thousands of columns, yet keeps what a line costs to hold
+// and parse (a few times its text) far below the memory an import may use; a longer line
+// fails as soon as that much of it has been read (`/dev/zero` has no line ends).
+export const MAX_LINE_BYTES = 1024 * 1024;
 
-/**
- * The records of an NDJSON data set, read from a stream of text line by line. A line may be
- * at most MAX_RECORD_CHARS (a CR before its LF aside): a longer one fails as soon as that
- * much of it has been read, so that no more than one line is ever held.
- */
-export async function* ndjsonRecords(chunks: AsyncIterable<string>): AsyncGenerator<ImportRecord> {
-  const lines = new NdjsonLines();
+const tooLarge = (line: number) =>
+  fileProblem(`line ${line}: a record larger than 1 MiB, the limit for one line`);
+
+/** The lines of a stream of bytes, each with its number, LF or CRLF cut off. */
+async function* linesOf(
+  chunks: AsyncIterable<Uint8Array>,
+): AsyncGenerator<[line: Buffer, number: number, last: boolean]> {
   let number = 0;
   // The line being read, in the pieces the chunks gave, and their length.
-  let pieces: string[] = [];
+  let pieces: Buffer[] = [];
   let length = 0;
-  let first = true;
   for await (const chunk of chunks) {
-    let text = chunk;
-    if (first && text !== '') {
-      if (text.startsWith('\uFEFF')) text = text.slice(1);
-      first = false;
-    }
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     let start = 0;
-    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
+    for (let end = bytes.indexOf(0x0a); end !== -1; end = bytes.indexOf(0x0a, start)) {
       number++;
-      if (length + newline - start > MAX_RECORD_CHARS + 1) throw tooLarge(number);
-      pieces.push(text.slice(start, newline));
-      const line = pieces.length === 1 ? (pieces[0] as string) : pieces.join('');
+      if (length + end - start > MAX_LINE_BYTES + 1) throw tooLarge(number);
+      const piece = bytes.subarray(start, end);
+      const line = length === 0 ? piece : Buffer.concat([...pieces, piece]);
       pieces = [];
       length = 0;
-      yield* lines.line(line, number);
-      start = newline + 1;
+      yield [line.at(-1) === 0x0d ? line.subarray(0, -1) : line, number, false];
+      start = end + 1;
     }
-    if (start < text.length) {
-      pieces.push(text.slice(start));
-      length += text.length - start;
-      if (length > MAX_RECORD_CHARS + 1) throw tooLarge(number + 1);
+    if (start < bytes.length) {
+      pieces.push(bytes.subarray(start));
+      length += bytes.length - start;
+      if (length > MAX_LINE_BYTES + 1) throw tooLarge(number + 1);
     }
   }
-  if (length > 0) yield* lines.line(pieces.join(''), number + 1);
+  if (length > 0) {
+    const line = Buffer.concat(pieces);
+    yield [line.at(-1) === 0x0d ? line.subarray(0, -1) : line, number + 1, true];
+  }
+}
+
+/** The records of an NDJSON data set, read line by line: memory does not grow with it. */
+export async function* ndjsonRecords(
+  chunks: AsyncIterable<Uint8Array>,
+): AsyncGenerator<ImportRecord> {
+  const lines = new NdjsonLines();
+  for await (const [bytes, number, last] of linesOf(chunks)) {
+    if (bytes.length > MAX_LINE_BYTES) throw tooLarge(number);
+    const text = decodeStrictly(bytes, number, last);
+    yield* lines.line(number === 1 ? withoutBom(text) : text, number);
+  }
   yield* lines.end();
 }

@@ -1,9 +1,9 @@
-// The import file format (decisions.md section 3). Objects are strict: a misspelt field is
-// an error, never silently dropped. The streaming loader (load.ts) validates each record
-// of a file with the record schemas below (Root, MeritCycleRecord, Employee) as it
-// arrives, and finds records that repeat others (ids, emails, cycle names) with SQL at the
-// end. `DataSet` composes the same schemas into the shape of a whole data set, for the
-// types of a data set held in memory (DataSet, DataSetInput: the demo, CSV, the tests).
+// The import file format (decisions.md section 3), the one statement of its rules.
+// Objects are strict: a misspelt field is an error, never silently dropped. Each record
+// is validated once, as it arrives, by a record schema below (Root, MeritCycleRecord,
+// Employee; intake.ts); records that repeat others are found with SQL at the end
+// (repeats.ts). `DataSet` composes the same schemas into a whole data set, for the types
+// of a data set held in memory (the demo, CSV, tests).
 import { z } from 'zod';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
@@ -109,46 +109,8 @@ const Column = z
     }
   });
 
-// The rules of columns. isPlainColumns below restates what it accepts, for speed: a rule
-// added here is added there too (test/unit/import-schema.test.ts fails when the check
-// accepts what this refuses, for inputs near the valid shape).
 export const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
 type ColumnsShape = z.output<typeof ColumnsShape>;
-
-const COLUMN_FIELDS = ['name', 'type', 'value'];
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
-
-/**
- * Whether `columns` is valid by the plain shape every valid file's columns have: each a
- * plain object of exactly `name`, `type` and `value`, text and composite values of their
- * type, any other a JSON value. zod's record of strict refined objects (ColumnsShape) was
- * half of an employee's validation (docs/benchmarks.md); this check takes a tenth of
- * that. It accepts only what ColumnsShape accepts (test/unit/import-schema.test.ts);
- * anything else goes through ColumnsShape, which decides and words the problems.
- */
-export function isPlainColumns(columns: unknown): boolean {
-  // zod's record checks symbol keys too (and refuses them); JSON never has any.
-  if (!isPlainObject(columns) || Object.getOwnPropertySymbols(columns).length > 0) return false;
-  for (const key of Object.keys(columns)) {
-    const column = columns[key];
-    if (key.length === 0 || !isPlainObject(column)) return false;
-    // zod's strict object reads the three fields and refuses any other enumerable key.
-    const fields = Object.keys(column);
-    if (fields.length !== 3 || !COLUMN_FIELDS.every((field) => fields.includes(field))) {
-      return false;
-    }
-    const { name, type, value } = column;
-    if (typeof name !== 'string' || typeof type !== 'string' || !filled(type)) return false;
-    if (type === 'text') {
-      if (typeof value !== 'string') return false;
-    } else if (type === 'composite') {
-      if (!isPlainObject(value)) return false;
-      for (const part of Object.keys(value)) if (typeof value[part] !== 'string') return false;
-    } else if (jsonValueProblem(value) !== undefined) return false;
-  }
-  return true;
-}
 
 // Columns are checked against ColumnsShape but kept as the very object that was parsed:
 // zod rebuilds objects by assignment, which would turn a key such as "__proto__" into a
@@ -156,7 +118,6 @@ export function isPlainColumns(columns: unknown): boolean {
 const Columns = z
   .unknown()
   .superRefine((value, ctx) => {
-    if (isPlainColumns(value)) return;
     const result = ColumnsShape.safeParse(value);
     if (result.success) return;
     for (const issue of result.error.issues) {
@@ -191,18 +152,7 @@ export const Employee = z.strictObject({
 });
 export type ImportEmployee = z.output<typeof Employee>;
 
-/** Problems of one record repeating another, as the loader (load.ts) words them. */
-export const repeats = {
-  employeeId: (first: number) => `repeats the id of employees[${first}]`,
-  email: (first: number) =>
-    `repeats the email of employees[${first}] (emails compare case-insensitively)`,
-  cycleId: (first: number) => `repeats the id of meritCycles[${first}]`,
-  cycleName: (first: number) => `repeats the name of meritCycles[${first}]`,
-  employeeIdElsewhere: (cycle: number, employee: number) =>
-    `repeats the id of meritCycles[${cycle}].employees[${employee}]: an employee id belongs to one merit cycle`,
-};
-
-export const END_BEFORE_START = 'must not be before startDate';
+const END_BEFORE_START = 'must not be before startDate';
 
 // JSON.parse reads a number beyond the largest double (1e400) as Infinity.
 const ExchangeRates = z.record(
@@ -240,9 +190,9 @@ const datesInOrder = {
 };
 
 /**
- * A merit cycle record of a streamed file: the fields of a cycle, its employees streamed
- * as records of their own. `employees` is here only when it is not a list (then it is
- * reported as it would be in the whole data set).
+ * A merit cycle record: the fields of a cycle, its employees records of their own.
+ * `employees` is here only when it is not a list (then it is reported as it would be in
+ * the whole data set).
  */
 export const MeritCycleRecord = z
   .strictObject({ ...meritCycleFields, employees: z.array(z.unknown()).optional() })
@@ -264,7 +214,7 @@ const Organization = z.strictObject({
   apiKeysEnabled: z.boolean().optional(),
 });
 
-/** The top of a streamed file: the organisation; the merit cycles are records of their own. */
+/** The top of a data set: the organisation; the merit cycles are records of their own. */
 export const Root = z.strictObject({
   organization: Organization,
   meritCycles: z.array(z.unknown()),

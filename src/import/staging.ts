@@ -4,6 +4,7 @@
 // thread for a file, intake-worker.ts) and written by the thread that holds the
 // transaction (StagingWriter).
 import { CompiledQuery, type Kysely } from 'kysely';
+import { SQLITE_CHANGE_CACHE_KIB } from '../changes/transaction.js';
 import type { Dialect } from '../db/connect.js';
 import type { Database } from '../db/types.js';
 
@@ -19,36 +20,11 @@ export const MATCHES = 'compplan_import_matches';
 // than 2,000 did (docs/benchmarks.md).
 export const BATCH_ROWS = 500;
 
-// The import's own SQLite page cache (the connection's default is 2 MB): merging a large
-// cycle touches its table and three indexes all over, and re-reading evicted pages was
-// most of the time of a 500,000-employee cycle. Restored afterwards. Counted in KiB.
-export const SQLITE_IMPORT_CACHE_KIB = 64 * 1024;
-
-/** One staged employee: its position in the file, and what a write needs of it. */
-export interface StagedRow {
-  seq: number;
-  cycle_index: number;
-  employee_index: number;
-  line: number | null;
-  /** The id the file gives, if any. */
-  id: string | null;
-  /** The id it is created with when it matches no stored employee. */
-  new_id: string;
-  email: string;
-  email_key: string;
-  // Null for a row staged after a problem was found: only the checks will read it.
-  first_name: string | null;
-  last_name: string | null;
-  preferred_name: string | null;
-  currency_code: string | null;
-  currency_name: string | null;
-  eligibility_status: string | null;
-  /** The employee's API JSON (the `body` the API serves). */
-  body: string | null;
-}
-
-// The staging table's columns, in the order a batch sends them; `body` last (a
-// PostgreSQL batch sends the bodies apart).
+// The staging table's columns, in the order a batch sends them: an employee's position in
+// the file (the first four, integers), the id the file gives (if any) and the one it is
+// created with when it matches no stored employee, then what a write needs — null for a row
+// staged after a problem was found, which only the checks read — `body_tail` last (the
+// text after the id, stored-body.ts; a PostgreSQL batch sends those apart).
 export const STAGED = [
   'seq',
   'cycle_index',
@@ -64,16 +40,17 @@ export const STAGED = [
   'currency_code',
   'currency_name',
   'eligibility_status',
-  'body',
-] as const satisfies readonly (keyof StagedRow)[];
+  'body_tail',
+] as const;
+export type StagedRow = Record<(typeof STAGED)[number], string | number | null>;
 const INTEGER_COLUMNS = 4;
-// A PostgreSQL batch: every column but the last (`body`) from the JSON of the row
+// A PostgreSQL batch: every column but the last (`body_tail`) from the JSON of the row
 // objects, the bodies from the second parameter, row for row.
 const RECORDSET_COLUMNS = STAGED.slice(0, -1)
   .map((name, column) => `${name} ${column < INTEGER_COLUMNS ? 'integer' : 'text'}`)
   .join(', ');
 const INSERT_BATCH = `insert into ${STAGING} (${STAGED.join(', ')})
-  select ${STAGED.slice(0, -1).join(', ')}, nullif(body, '')
+  select ${STAGED.slice(0, -1).join(', ')}, nullif(body_tail, '')
     from rows from (json_to_recordset($1::json) as (${RECORDSET_COLUMNS}),
                     unnest(string_to_array($2::text, chr(30)))) as staged(${STAGED.join(', ')})`;
 
@@ -98,7 +75,7 @@ export type StagedBatch =
 /** Collects rows into the batch their database takes, as they come. */
 export class BatchBuilder {
   private values: unknown[] = [];
-  private objects: Omit<StagedRow, 'body'>[] = [];
+  private objects: Omit<StagedRow, 'body_tail'>[] = [];
   private bodies: string[] = [];
   rows = 0;
 
@@ -107,9 +84,9 @@ export class BatchBuilder {
   add(row: StagedRow): void {
     this.rows++;
     if (this.dialect === 'postgres') {
-      const { body, ...fields } = row;
+      const { body_tail, ...fields } = row;
       this.objects.push(fields);
-      this.bodies.push(body ?? '');
+      this.bodies.push(String(body_tail ?? ''));
     } else for (const column of STAGED) this.values.push(row[column]);
   }
 
@@ -177,34 +154,27 @@ export async function createStaging(trx: Tx, dialect: Dialect): Promise<void> {
   // Ids compare as the stored ids do (PostgreSQL: COLLATE "C", see migration 0001), so
   // that joins on them can use the primary key.
   const id = dialect === 'postgres' ? 'text collate "C"' : 'text';
-  const columns = STAGED.map(
-    (name, column) =>
-      `${name} ${column < INTEGER_COLUMNS ? 'integer' : name === 'id' || name === 'new_id' ? id : 'text'}`,
-  ).join(', ');
-  if (dialect === 'postgres') {
-    // Temporary tables are never written to the WAL, and go with the transaction.
-    await run(trx, `create temporary table ${STAGING} (${columns}) on commit drop`);
-    await run(
-      trx,
-      `create temporary table ${MATCHES} (seq integer primary key, stored_id ${id} not null, same integer not null) on commit drop`,
-    );
-    await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
-    return;
+  const type = (name: string, column: number) =>
+    column < INTEGER_COLUMNS ? 'integer' : name.endsWith('id') ? id : 'text';
+  // PostgreSQL: never written to the WAL, and gone with the transaction. SQLite: in the
+  // connection's temporary database (never the main database's file), made in the
+  // transaction, so that a rollback removes them too; `seq` the rowid.
+  const [temporary, key] = dialect === 'postgres' ? [' on commit drop', ''] : ['', ' primary key'];
+  if (dialect === 'sqlite') {
+    await run(trx, `drop table if exists temp.${STAGING}`);
+    await run(trx, `drop table if exists temp.${MATCHES}`);
+    await run(trx, `pragma temp.cache_size = -${SQLITE_CHANGE_CACHE_KIB / 4}`);
   }
-  // SQLite: in the connection's temporary database (a file of its own, never the main
-  // database's); created inside the transaction, so a rollback removes them too.
-  await run(trx, `drop table if exists temp.${STAGING}`);
-  await run(trx, `drop table if exists temp.${MATCHES}`);
+  const columns = STAGED.map((name, column) => `${name} ${type(name, column)}`).join(', ');
   await run(
     trx,
-    `create temporary table ${STAGING} (${columns.replace('seq integer', 'seq integer primary key')})`,
+    `create temporary table ${STAGING} (${columns.replace('seq integer', `seq integer${key}`)})${temporary}`,
   );
   await run(
     trx,
-    `create temporary table ${MATCHES} (seq integer primary key, stored_id text not null, same integer not null)`,
+    `create temporary table ${MATCHES} (seq integer primary key, stored_id ${id} not null, same integer not null)${temporary}`,
   );
   await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
-  await run(trx, `pragma temp.cache_size = -${SQLITE_IMPORT_CACHE_KIB / 4}`);
 }
 
 /** Once every staged row is in: what the checks and the merge need of the table. */

@@ -33,6 +33,7 @@ describe('benchmark flags', () => {
       '--employees must be a whole number of at least 1, not "1e6"',
     ],
     ['bench/data.ts', ['--deep'], "Option '--deep <value>' argument missing"],
+    ['bench/data.ts', ['--format', 'xml'], '--format must be ndjson or json, not "xml"'],
     ['bench/soak.ts', ['--keys', '0'], '--keys must be a whole number of at least 1, not "0"'],
   ])('%s %j is refused: %s', async (script, flags, message) => {
     const { code, stdout, stderr } = await runScript(script, flags);

@@ -45,7 +45,7 @@ async function failure(promise: Promise<unknown>): Promise<readonly string[]> {
   try {
     await promise;
   } catch (error) {
-    if (error instanceof ImportError) return error.problems;
+    if (error instanceof ImportError) return error.lines;
     throw error;
   }
   throw new Error('the import succeeded');

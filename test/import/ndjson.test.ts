@@ -22,9 +22,10 @@ function toNdjson(dataSet: DataSetInput): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The text of a file as a stream, in chunks of `size` characters. */
-async function* chunksOf(text: string, size = 64): AsyncGenerator<string> {
-  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+/** The UTF-8 bytes of a file as a stream, in chunks of `size` bytes. */
+async function* chunksOf(text: string, size = 64): AsyncGenerator<Buffer> {
+  const bytes = Buffer.from(text);
+  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
 }
 
 describe('NDJSON data sets', () => {
@@ -41,7 +42,7 @@ describe('NDJSON data sets', () => {
 
   async function problemsOf(text: string, name?: string): Promise<readonly string[]> {
     const error = await importText(text, name).catch((caught: unknown) => caught);
-    if (error instanceof ImportError) return error.problems;
+    if (error instanceof ImportError) return error.lines;
     if (error instanceof Error) throw error;
     throw new Error('expected an ImportError');
   }

@@ -3,15 +3,25 @@
 // every database the suite runs. The real command line reads the files and standard input.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
 import { ImportError } from '../../src/import/errors.js';
-import { jsonRecords } from '../../src/import/json-stream.js';
 import { importDataSet, importRecords } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
+import { JSON_MAX_BYTES, recordsOfStream } from '../../src/import/source.js';
 import { acmeDataSet, globexDataSet } from '../fixtures/data-sets.js';
 import { cliEnvironment, REPO_ROOT, stopProcess } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -182,20 +192,17 @@ describe('streaming import', () => {
     rmSync(file);
   }, 60_000);
 
-  it('a JSON file of 400 MB (30,000 employees, the rest white space) loads with a peak RSS under 250 MB: memory does not grow with the file', async () => {
-    const file = join(dir, 'large.json');
+  it('an NDJSON file of 400 MB (30,000 employees, the rest blank lines of white space) loads with a peak RSS under 250 MB: memory does not grow with the file', async () => {
+    const file = join(dir, 'large.ndjson');
     const fd = openSync(file, 'w');
-    const padding = `\n${' '.repeat(14_500)}`;
-    const [head] = JSON.stringify({
-      organization: ORGANIZATION,
-      meritCycles: [CYCLE_FIELDS],
-    }).split('}]}');
-    writeSync(fd, `${head},"employees":[`);
+    const padding = `${' '.repeat(14_500)}\n`;
+    writeSync(fd, `${JSON.stringify({ organization: ORGANIZATION })}\n`);
+    writeSync(fd, `${JSON.stringify({ meritCycle: CYCLE_FIELDS })}\n`);
     let bytes = 0;
     for (let i = 0; i < 30_000; i++) {
-      bytes += writeSync(fd, `${i === 0 ? '' : ','}${padding}${JSON.stringify(person(i))}`);
+      const employee = JSON.stringify({ employee: person(i), meritCycle: BIG_CYCLE });
+      bytes += writeSync(fd, `${padding}\t\r\n${employee}\n`);
     }
-    writeSync(fd, ']}]}\n');
     closeSync(fd);
     expect(bytes).toBeGreaterThan(400 * 2 ** 20);
 
@@ -213,6 +220,45 @@ describe('streaming import', () => {
     expect(run.peakMiB).toBeLessThan(250);
     rmSync(file);
   }, 120_000);
+
+  it(`a JSON file over ${JSON_MAX_BYTES / 2 ** 20} MiB, or JSON on standard input that does not end, is refused once that much is read: one message, nothing changed`, async () => {
+    const before = await dumpTables(server.database.db);
+    // A data set that would load, made larger than the limit by white space at its end.
+    const dataSet = `${JSON.stringify(bigDataSet(100, 4))}\n`;
+    const file = join(dir, 'too-large.json');
+    writeFileSync(file, dataSet + ' '.repeat(JSON_MAX_BYTES + 1 - Buffer.byteLength(dataSet)));
+    expect(statSync(file).size).toBe(JSON_MAX_BYTES + 1);
+    const refused = `${NOT_IMPORTED}the file is larger than ${JSON_MAX_BYTES / 2 ** 20} MiB, the limit for a JSON data set, which is read whole; give a larger data set as NDJSON, which is read line by line (docs/import-format.md)\n`;
+    expect(await runImport(database.config, file)).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: refused,
+    });
+    rmSync(file);
+    expect(await dumpTables(server.database.db)).toEqual(before);
+
+    // Standard input: the same data set, then white space without end (given until the
+    // import stops reading, or 256 MiB).
+    let written = 0;
+    const run = await runImport(database.config, '-', (child) => {
+      const stdin = child.stdin as Writable;
+      const filler = Buffer.alloc(64 * 1024, ' ');
+      const write = () => {
+        while (written < 256 * 2 ** 20 && !stdin.destroyed) {
+          const chunk = written === 0 ? Buffer.from(dataSet) : filler;
+          written += chunk.length;
+          if (!stdin.write(chunk)) return void stdin.once('drain', write);
+        }
+        stdin.end();
+      };
+      write();
+    });
+    expect(run).toMatchObject({ code: 1, stdout: '', stderr: refused });
+    // What was written and not read waits in the pipe (64 KiB) and the stream's buffer.
+    expect(written).toBeLessThanOrEqual(JSON_MAX_BYTES + 2 * 2 ** 20);
+    expect(run.peakMiB).toBeLessThan(250);
+    expect(await dumpTables(server.database.db)).toEqual(before);
+  }, 60_000);
 
   it('two employees 12,000 apart (different staging batches) may swap emails; the rest is unchanged', async () => {
     const dataSet = bigDataSet(12_000, 1);
@@ -316,7 +362,7 @@ describe('streaming import', () => {
         (caught: unknown) => caught,
       );
       expect(error).toBeInstanceOf(ImportError);
-      expect((error as ImportError).problems).toEqual(expected);
+      expect((error as ImportError).lines).toEqual(expected);
       expect(await dumpTables(server.database.db)).toEqual(before);
     },
     60_000,
@@ -333,10 +379,13 @@ describe('streaming import', () => {
     };
     const text = JSON.stringify(reordered, null, 1);
     const chunks = async function* () {
-      for (let i = 0; i < text.length; i += 7) yield text.slice(i, i + 7);
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length; i += 7) yield bytes.subarray(i, i + 7);
     };
     const before = await dumpTables(server.database.db);
-    expect(await importRecords(server.database, jsonRecords(chunks()))).toEqual({
+    expect(
+      await importRecords(server.database, await recordsOfStream('data-set.json', chunks())),
+    ).toEqual({
       organization: { slug: 'acme', created: false, changed: [] },
       meritCycles: { created: 0, updated: 0, unchanged: 6 },
       employees: { created: 0, updated: 0, unchanged: 11, removed: 0 },
@@ -347,11 +396,13 @@ describe('streaming import', () => {
   it('a syntax error late in a streamed JSON file names its line and column', async () => {
     const text = `{"organization": {"slug": "x", "name": "X"},\n"meritCycles": [\n${'{"name": "a"},\n'.repeat(5_000)}{"name": "b" "status": 1}]}`;
     const chunks = async function* () {
-      for (let i = 0; i < text.length; i += 4_096) yield text.slice(i, i + 4_096);
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length; i += 4_096) yield bytes.subarray(i, i + 4_096);
     };
-    const error = await importRecords(server.database, jsonRecords(chunks())).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await importRecords(
+      server.database,
+      await recordsOfStream('data-set.json', chunks()),
+    ).catch((caught: unknown) => caught);
     expect((error as Error).message).toBe(
       `not valid JSON (line 5003, column 14): Expected ',' or '}' after property value in JSON at position ${text.indexOf('"status"')}`,
     );

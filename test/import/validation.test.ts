@@ -2,7 +2,7 @@
 // the JSON path of the field at fault, before anything is written. Data sets go through
 // the loader `compplan import` runs, into a real database; text through the stream it reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DataSetSyntaxError, ImportError } from '../../src/import/errors.js';
+import { ImportError } from '../../src/import/errors.js';
 import { importDataSet, importRecords } from '../../src/import/load.js';
 import { recordsOfStream } from '../../src/import/source.js';
 import { NOT_STORABLE } from '../../src/import/stored-text.js';
@@ -26,19 +26,18 @@ async function errorOf(dataSet: unknown): Promise<ImportError> {
 async function problemsOf(mutate: (dataSet: Json) => void): Promise<readonly string[]> {
   const dataSet = JSON.parse(JSON.stringify(acmeDataSet())) as Json;
   mutate(dataSet);
-  return (await errorOf(dataSet)).problems;
+  return (await errorOf(dataSet)).lines;
 }
 
 /** What importing the text of a file reports, as `compplan import data-set.json` reads it. */
 async function problemsOfText(text: string): Promise<readonly string[]> {
   const chunks = async function* () {
-    yield text;
+    yield Buffer.from(text);
   };
   try {
     await importRecords(server.database, await recordsOfStream('data-set.json', chunks()));
   } catch (error) {
-    if (error instanceof ImportError) return error.problems;
-    if (error instanceof DataSetSyntaxError) return [error.message];
+    if (error instanceof ImportError) return error.lines;
     throw error;
   }
   throw new Error('the text was accepted');

@@ -2,7 +2,7 @@
 // loaded as the JSON import loads a data set (same validation, one transaction).
 import type { DatabaseHandle } from '../../db/connect.js';
 import { toIso } from '../../db/values.js';
-import { csvImportError, employeesFromCsv } from '../../import/csv.js';
+import { csvProblems, employeesFromCsv } from '../../import/csv.js';
 import { ImportError } from '../../import/errors.js';
 import { type ImportSummary, importDataSet } from '../../import/load.js';
 import type { DataSetInput } from '../../import/schema.js';
@@ -49,7 +49,7 @@ export async function importEmployeesCsv(
       changeRetentionDays: options.changeRetentionDays,
     });
   } catch (error) {
-    if (error instanceof ImportError) throw csvImportError(error, source);
+    if (error instanceof ImportError) throw csvProblems(error, source);
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/load.js';
+import type { Source } from '../../import/source.js';
 import { configFromEnvironment, withDatabase } from '../context.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
 import { interruptible, unlessAborted } from '../interruption.js';
@@ -97,12 +98,11 @@ async function runImport(
   // import's one transaction (src/import/load.ts), so memory does not grow with it; the
   // reading and validating in a worker thread, beside the writing.
   const { importFile } = await import('../../import/load.js');
-  const { IntakeWorker } = await import('../../import/parallel-intake.js');
-  const { DataSetSyntaxError, ImportError } = await import('../../import/errors.js');
+  const { IntakeWorker } = await import('../../import/intake-worker.js');
   const { openSource, SourceError } = await import('../../import/source.js');
-  let bytes: AsyncIterable<Uint8Array>;
+  let source: Source;
   try {
-    bytes = await openSource(file);
+    source = await openSource(file);
   } catch (error) {
     if (error instanceof SourceError) throw new CliError(`Cannot read ${file}: ${error.message}`);
     throw error;
@@ -115,18 +115,13 @@ async function runImport(
     summary = await withDatabase(
       config,
       (database) =>
-        importFile(database, worker, bytes, {
+        importFile(database, worker, source, {
           prune: options.prune === true,
           changeRetentionDays: config.changeRetentionDays,
           signal,
         }),
       databaseOptions,
     );
-  } catch (error) {
-    // Reported as any problem of a data set is (and as CSV's are): under the one line that
-    // says nothing changed.
-    if (error instanceof DataSetSyntaxError) throw new ImportError([error.message]);
-    throw error;
   } finally {
     worker.stop();
   }

@@ -1,4 +1,4 @@
-// Merit cycle employee reads. Rows carry the employee's API JSON (written at import),
+// Merit cycle employee reads. Rows carry the employee's API JSON (stored-body.ts),
 // so a page is read and sent without building an object per employee: the database joins
 // the page's texts, and one value crosses into JavaScript.
 import { sql } from 'kysely';
@@ -8,20 +8,6 @@ import type { PageRequest } from '../../pagination/page.js';
 import type { ReadScope } from '../api-keys/scope.js';
 import { withoutColumns } from './hidden-columns.js';
 import type { Employee, EmployeeAfter, EmployeeFilters } from './schema.js';
-
-/** The one place an employee becomes its API form; the import stores its JSON text. */
-export function toEmployee(fields: Employee): Employee {
-  return {
-    id: fields.id,
-    email: fields.email,
-    firstName: fields.firstName,
-    lastName: fields.lastName,
-    preferredName: fields.preferredName,
-    currencyCode: { code: fields.currencyCode.code, value: fields.currencyCode.value },
-    eligibilityStatus: fields.eligibilityStatus,
-    columns: fields.columns,
-  };
-}
 
 export interface EmployeePageBytes {
   /** The page's employees: their stored JSON texts joined by commas, in list order, UTF-8. */

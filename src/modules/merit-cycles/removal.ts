@@ -5,9 +5,9 @@
 // on: the cycle's removal stands for every one of its employees.
 import { OrganizationChange } from '../../changes/change.js';
 import { rememberRemovedCycle } from '../../changes/removals.js';
+import { inOrganizationTransaction } from '../../changes/transaction.js';
 import type { DatabaseHandle } from '../../db/connect.js';
 import { isId } from '../../ids.js';
-import { inImportTransaction } from '../../import/load.js';
 import { recordMeritCycleRemoved } from '../../webhooks/outbox.js';
 
 export interface RemovedCycle {
@@ -58,7 +58,7 @@ export async function removeMeritCycle(
   options: { changeRetentionDays: number; now?: Date },
 ): Promise<RemovedCycle> {
   const at = (options.now ?? new Date()).toISOString();
-  const removed = await inImportTransaction(database, async (trx, lock) => {
+  const removed = await inOrganizationTransaction(database, async (trx, lock) => {
     const seen = await describeCycle({ ...database, db: trx }, meritCycleId);
     if (seen) await lock(seen.organization);
     // Read again under the organisation's lock: an import may have removed it meanwhile.

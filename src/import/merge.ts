@@ -1,0 +1,333 @@
+// Step 3 of an import (load.ts), once there is no problem at all: the data set merged into
+// what is stored. The organisation and each merit cycle are matched and written one by
+// one (they are few); each cycle's employees with set-based SQL over the staging table
+// (mergeEmployees). Every row written gets its change stamp (src/changes/change.ts), and
+// the webhook events are recorded in the same transaction (src/webhooks/outbox.ts).
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { OrganizationChange } from '../changes/change.js';
+import {
+  forgetRemovedCycle,
+  forgetRemovedEmployees,
+  rememberPrunedEmployees,
+} from '../changes/removals.js';
+import { DEFAULT_CHANGE_RETENTION_DAYS } from '../config.js';
+import type { Dialect } from '../db/connect.js';
+import type { Database, MeritCycleRow } from '../db/types.js';
+import { fromBoolean, toBoolean, toIso } from '../db/values.js';
+import { newId } from '../ids.js';
+import { storedBodySql } from '../modules/employees/stored-body.js';
+import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
+import { ImportError, type Path } from './errors.js';
+import type { CycleState } from './intake.js';
+import type { ImportMeritCycleRecord, ImportRoot } from './schema.js';
+import { MATCHES, STAGING } from './staging.js';
+
+type Tx = Kysely<Database>;
+
+interface Counts {
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+type Outcome = keyof Counts;
+type EmployeeCounts = Counts & { removed: number };
+export type OrganizationField = 'name' | 'apiKeysEnabled';
+
+export interface ImportSummary {
+  /** `changed`: the fields of a stored organisation the import changed (none when created). */
+  organization: { slug: string; created: boolean; changed: OrganizationField[] };
+  meritCycles: Counts;
+  employees: EmployeeCounts;
+}
+
+export interface ImportOptions {
+  /** Also remove the employees of an imported cycle that the data set no longer lists. */
+  prune?: boolean;
+  /** CHANGE_RETENTION_DAYS: the import purges the organisation's older tombstones. */
+  changeRetentionDays?: number;
+  /** The import's clock (tests move it instead of waiting); the real time by default. */
+  now?: Date;
+}
+
+/** A problem the stored data finds with the file: the only one reported. */
+const refused = (path: Path, message: string) => new ImportError([{ path, message }]);
+
+export async function merge(
+  trx: Tx,
+  dialect: Dialect,
+  root: ImportRoot,
+  cycles: readonly CycleState[],
+  options: ImportOptions,
+  now: string,
+): Promise<ImportSummary> {
+  const organization = await upsertOrganization(trx, root.organization, now);
+  // After the import lock: the organisation's changes are stamped in commit order.
+  const change = await OrganizationChange.begin(trx, dialect, organization.id, now);
+  const summary: ImportSummary = {
+    organization: {
+      slug: root.organization.slug,
+      created: organization.created,
+      changed: organization.changed,
+    },
+    meritCycles: { created: 0, updated: 0, unchanged: 0 },
+    employees: { created: 0, updated: 0, unchanged: 0, removed: 0 },
+  };
+  const changes: CycleChange[] = [];
+  for (const [index, state] of cycles.entries()) {
+    const at: Path = ['meritCycles', index];
+    const cycle = state.cycle as ImportMeritCycleRecord;
+    const { id, outcome } = await upsertMeritCycle(trx, change, cycle, at);
+    summary.meritCycles[outcome]++;
+    const cycleChange: CycleChange = { meritCycleId: id, cycle: outcome };
+    changes.push(cycleChange);
+    if (!state.listsEmployees) continue;
+    const counts = await mergeEmployees(trx, change, {
+      meritCycleId: id,
+      at,
+      count: state.employees,
+      isNew: outcome === 'created',
+      prune: options.prune === true,
+    });
+    for (const key of ['created', 'updated', 'unchanged', 'removed'] as const) {
+      summary.employees[key] += counts[key];
+    }
+    cycleChange.employees = counts;
+  }
+  await change.finish(trx, options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS);
+  // Webhook events, in this transaction: none for an import that fails (src/webhooks).
+  await recordImportEvents(trx, organization.id, changes, now);
+  return summary;
+}
+
+async function upsertOrganization(
+  trx: Tx,
+  input: ImportRoot['organization'],
+  now: string,
+): Promise<{ id: string; created: boolean; changed: OrganizationField[] }> {
+  const existing = await trx
+    .selectFrom('organizations')
+    .selectAll()
+    .where('slug', '=', input.slug)
+    .executeTakeFirst();
+  if (!existing) {
+    const id = newId('org');
+    const apiKeysEnabled = fromBoolean(input.apiKeysEnabled ?? false);
+    await trx
+      .insertInto('organizations')
+      .values({
+        id,
+        slug: input.slug,
+        name: input.name,
+        api_keys_enabled: apiKeysEnabled,
+        created_at: now,
+      })
+      .execute();
+    return { id, created: true, changed: [] };
+  }
+  // An absent apiKeysEnabled leaves the organisation's setting as it is.
+  const apiKeysEnabled = input.apiKeysEnabled ?? toBoolean(existing.api_keys_enabled);
+  const changed: OrganizationField[] = [];
+  if (existing.name !== input.name) changed.push('name');
+  if (apiKeysEnabled !== toBoolean(existing.api_keys_enabled)) changed.push('apiKeysEnabled');
+  if (changed.length > 0) {
+    await trx
+      .updateTable('organizations')
+      .set({ name: input.name, api_keys_enabled: fromBoolean(apiKeysEnabled) })
+      .where('id', '=', existing.id)
+      .execute();
+  }
+  return { id: existing.id, created: false, changed };
+}
+
+/** A cycle matched by id where given, else by organisation and name; written if changed. */
+async function upsertMeritCycle(
+  trx: Tx,
+  change: OrganizationChange,
+  cycle: ImportMeritCycleRecord,
+  at: Path,
+): Promise<{ id: string; outcome: Outcome }> {
+  const { organizationId } = change;
+  const cycles = trx.selectFrom('merit_cycles').selectAll();
+  const existing: MeritCycleRow | undefined = await (cycle.id
+    ? cycles.where('id', '=', cycle.id)
+    : cycles.where('organization_id', '=', organizationId).where('name', '=', cycle.name)
+  ).executeTakeFirst();
+  if (existing && existing.organization_id !== organizationId) {
+    throw refused([...at, 'id'], `${cycle.id} is already used by another organisation`);
+  }
+  const id = existing?.id ?? cycle.id ?? newId('mc');
+  const namesake = await cycles
+    .where('organization_id', '=', organizationId)
+    .where('name', '=', cycle.name)
+    .where('id', '!=', id)
+    .executeTakeFirst();
+  if (namesake) {
+    throw refused(
+      [...at, 'name'],
+      `merit cycle ${namesake.id} of this organisation already has the name ${JSON.stringify(cycle.name)}`,
+    );
+  }
+  // Absent optional fields keep what is stored; a new cycle takes their defaults.
+  const fields = {
+    name: cycle.name,
+    status: cycle.status,
+    start_date: cycle.startDate,
+    end_date: cycle.endDate,
+    created_date: cycle.createdDate ?? (existing ? toIso(existing.created_date) : change.at),
+    currency: cycle.currency,
+    exchange_rates: cycle.exchangeRates
+      ? JSON.stringify(cycle.exchangeRates)
+      : (existing?.exchange_rates ?? '{}'),
+  };
+  const values = { ...fields, id, organization_id: organizationId, change_seq: change.nextStamp };
+  if (!existing) {
+    await trx
+      .insertInto('merit_cycles')
+      .values({ ...values, created_change_seq: change.nextStamp })
+      .execute();
+    change.used(1);
+    // A cycle imported again under the id of one removed before is no longer removed.
+    await forgetRemovedCycle(trx, organizationId, id);
+    return { id, outcome: 'created' };
+  }
+  const stored: typeof fields = {
+    name: existing.name,
+    status: existing.status as typeof fields.status,
+    start_date: toIso(existing.start_date),
+    end_date: toIso(existing.end_date),
+    created_date: toIso(existing.created_date),
+    currency: existing.currency,
+    exchange_rates: existing.exchange_rates,
+  };
+  if (JSON.stringify(stored) === JSON.stringify(fields)) return { id, outcome: 'unchanged' };
+  await trx.updateTable('merit_cycles').set(values).where('id', '=', id).execute();
+  change.used(1);
+  return { id, outcome: 'updated' };
+}
+
+const STAGED_COLUMNS = sql.raw(
+  'email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status',
+);
+const staged = sql.raw(
+  's.email, s.email_key, s.first_name, s.last_name, s.preferred_name, s.currency_code, s.currency_name, s.eligibility_status',
+);
+
+// New rows are inserted in the order of the employees list (cycle, last name, first
+// name, id; PostgreSQL compares those as "C", migration 0001): the order of SQLite's
+// table itself (migration 0006) and of PostgreSQL's page index. Filled from one end, its
+// pages stay dense and are written once instead of split all over (5–7 % less time for a
+// 50,000-employee file on SQLite, a 4 % smaller database).
+const PAGE_ORDER: Record<Dialect, string> = {
+  sqlite: 's.last_name, s.first_name, s.new_id',
+  postgres: 's.last_name collate "C", s.first_name collate "C", s.new_id',
+};
+
+/**
+ * One cycle's staged employees (file position `at`) against its stored ones, set-based:
+ * 1. match each staged employee to a stored one: by id where given, else by email
+ *    (case-insensitively) among the stored employees the file does not name by id, so that
+ *    one stored employee is never matched twice (an employee the file renames by id gives
+ *    up its old email to a new one); `same` when its stored text is what would be written;
+ * 2. what the file does not list is removed with --prune, else kept — and a kept employee
+ *    still owns its email;
+ * 3. only what changed is written: replaced (deleted, then inserted) so that two employees
+ *    may swap emails without tripping the unique index midway.
+ */
+async function mergeEmployees(
+  trx: Tx,
+  change: OrganizationChange,
+  merge: { meritCycleId: string; at: Path; count: number; isNew: boolean; prune: boolean },
+): Promise<EmployeeCounts> {
+  const { organizationId, dialect } = change;
+  const { meritCycleId, at, count } = merge;
+  const run = (query: RawBuilder<unknown>) => query.execute(trx);
+  // A value in a select list has no type from where it goes (PostgreSQL asks for one).
+  const text = (value: string) => sql`cast(${value} as text)`;
+  const first = async (query: RawBuilder<Record<string, string | number>>) =>
+    (await query.execute(trx)).rows[0];
+  const cycle = sql.lit(at[1] as number);
+  const staging = sql.table(STAGING);
+  const matches = sql.table(MATCHES);
+  // The change's next stamps, one a row, in the order the rows are written.
+  const stamps = (order: string) =>
+    sql.raw(`${change.nextStamp - 1} + row_number() over (order by ${order})`);
+  const insert = (id: string, order: string, from: RawBuilder<unknown>) =>
+    run(sql`insert into merit_cycle_employees
+        (id, organization_id, merit_cycle_id, change_seq, ${STAGED_COLUMNS}, body)
+      select ${sql.raw(id)}, ${text(organizationId)}, ${text(meritCycleId)}, ${stamps(order)}, ${staged},
+             ${sql.raw(storedBodySql(id, 's.body_tail'))}
+        ${from} order by ${sql.raw(order)}`);
+
+  // An id the file gives that a stored employee of another cycle has: never moved.
+  const foreign = await first(sql`select s.employee_index, s.id from ${staging} s
+      join merit_cycle_employees e on e.id = s.id
+     where s.cycle_index = ${cycle} and e.merit_cycle_id <> ${meritCycleId}
+     order by s.employee_index limit 1`);
+  if (foreign) {
+    throw refused(
+      [...at, 'employees', Number(foreign.employee_index), 'id'],
+      `${foreign.id} already belongs to another merit cycle`,
+    );
+  }
+  if (merge.isNew) {
+    // Nothing stored to match or remove: every employee is created.
+    const order = PAGE_ORDER[dialect];
+    await insert('s.new_id', order, sql`from ${staging} s where s.cycle_index = ${cycle}`);
+    change.used(count);
+    return { created: count, updated: 0, unchanged: 0, removed: 0 };
+  }
+
+  const same = sql.raw(
+    `case when e.body = ${storedBodySql('e.id', 's.body_tail')} then 1 else 0 end`,
+  );
+  await run(sql`delete from ${matches}`);
+  await run(sql`insert into ${matches} (seq, stored_id, same)
+    select s.seq, e.id, ${same} from ${staging} s join merit_cycle_employees e on e.id = s.id
+     where s.cycle_index = ${cycle} and e.merit_cycle_id = ${meritCycleId}`);
+  await run(sql`insert into ${matches} (seq, stored_id, same)
+    select s.seq, e.id, ${same} from ${staging} s join merit_cycle_employees e
+        on e.merit_cycle_id = ${meritCycleId} and e.email_key = s.email_key
+     where s.cycle_index = ${cycle} and s.id is null
+       and not exists (select 1 from ${matches} m where m.stored_id = e.id)`);
+  // Temporary tables get no statistics unless asked: the plans below depend on them.
+  if (dialect === 'postgres') await run(sql`analyze ${matches}`);
+  const unmatched = (e: string) =>
+    sql.raw(`not exists (select 1 from ${MATCHES} m where m.stored_id = ${e}.id)`);
+
+  if (!merge.prune) {
+    const owner = await first(sql`select s.employee_index, e.id from ${staging} s
+        join merit_cycle_employees e on e.merit_cycle_id = ${meritCycleId} and e.email_key = s.email_key
+       where s.cycle_index = ${cycle} and ${unmatched('e')}
+       order by s.employee_index limit 1`);
+    if (owner) {
+      throw refused(
+        [...at, 'employees', Number(owner.employee_index), 'email'],
+        `employee ${owner.id} of this merit cycle already has this email (import with --prune to replace employees the file no longer lists)`,
+      );
+    }
+  }
+  const tally = await first(
+    sql`select count(*) as matched, coalesce(sum(same), 0) as same from ${matches}`,
+  );
+  const matched = Number(tally?.matched ?? 0);
+  const unchanged = Number(tally?.same ?? 0);
+  await run(sql`delete from merit_cycle_employees
+    where id in (select stored_id from ${matches} where same = 0)`);
+  let removed = 0;
+  if (merge.prune) {
+    await rememberPrunedEmployees(trx, change, meritCycleId, MATCHES);
+    const result = await run(sql`delete from merit_cycle_employees
+      where merit_cycle_id = ${meritCycleId} and ${unmatched('merit_cycle_employees')}`);
+    removed = Number(result.numAffectedRows ?? 0n);
+  }
+  await insert(
+    'coalesce(m.stored_id, s.new_id)',
+    's.employee_index',
+    sql`from ${staging} s left join ${matches} m on m.seq = s.seq
+        where s.cycle_index = ${cycle} and (m.same is null or m.same = 0)`,
+  );
+  change.used(count - unchanged);
+  // An employee imported again under the id of one pruned before is no longer removed.
+  await forgetRemovedEmployees(trx, meritCycleId, STAGING, MATCHES, at[1] as number);
+  return { created: count - matched, updated: matched - unchanged, unchanged, removed };
+}
