@@ -1,3 +1,10 @@
+/**
+ * A management request (keys, users, webhooks) that is refused: one line for the one who
+ * asked, and nothing was changed. The command line prints it and exits 1
+ * (src/cli/main.ts); the web application shows it beside the form.
+ */
+export class ManagementError extends Error {}
+
 // The one error type the API answers with. The error handler turns it (and every other
 // error) into the body that api.md section 7 defines.
 

@@ -1,6 +1,7 @@
 // The `compplan` command line (decisions.md section 2): a thin layer over the modules.
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
+import { ManagementError } from '../errors.js';
 import { ImportError } from '../import/errors.js';
 import { registerCycles } from './commands/cycles.js';
 import { registerDemo } from './commands/demo.js';
@@ -74,6 +75,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       );
     }
     if (error instanceof CliError) fail(error.message, error.exitCode);
+    if (error instanceof ManagementError) fail(error.message, EXIT_FAILURE);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE')
       fail(`the port is already in use: ${(error as Error).message}`, EXIT_FAILURE);

@@ -93,10 +93,11 @@ export async function recordsOfStream(
   for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
     head.push(next.value);
     read += next.value.length;
-    // Decoded leniently: this only tells NDJSON from JSON, the text is decoded again.
+    // Decoded leniently: this only tells NDJSON from JSON; the text is decoded again.
     const text = withoutBom(Buffer.concat(head).toString()).trimStart();
-    firstLine = text.slice(0, text.indexOf('\n') >>> 0);
-    if (firstLine.length < text.length || read > FIRST_LINE_LIMIT) break;
+    const newline = text.indexOf('\n');
+    firstLine = newline === -1 ? text : text.slice(0, newline);
+    if (newline !== -1 || read > FIRST_LINE_LIMIT) break;
   }
   const rest = (async function* () {
     yield* head;

@@ -1,6 +1,7 @@
 // The cursor codec, keyed with the signing secret that a migration stored in the
 // database, so that every instance of a deployment reads every other's cursors.
 import fp from 'fastify-plugin';
+import { readServerSecret } from '../db/server-secrets.js';
 import { CursorCodec } from '../pagination/cursor.js';
 
 declare module 'fastify' {
@@ -11,12 +12,8 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const secret = await app.db
-      .selectFrom('server_secrets')
-      .select('value')
-      .where('name', '=', 'cursor-signing-key')
-      .executeTakeFirstOrThrow();
-    app.decorate('cursors', new CursorCodec(Buffer.from(secret.value, 'base64url')));
+    const key = await readServerSecret(app.db, 'cursor-signing-key');
+    app.decorate('cursors', new CursorCodec(key));
   },
   { name: 'cursors', dependencies: ['database'] },
 );

@@ -2,7 +2,7 @@
 // addresses over https://, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS names the range, which
 // then also allows http://. Checked twice: on the URL when an endpoint is added (an
 // address or `localhost` written in it), and on every address its host resolves to when
-// a delivery is sent (dispatcher.ts connects to the address checked, never resolving
+// a delivery is sent (send.ts connects to the address checked, never resolving
 // again, so a name cannot change its answer in between).
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
@@ -50,7 +50,7 @@ const plainHttpAllowed = (address: string, allowed: readonly Range[]) =>
   inAllowance(ipaddr.process(address), allowed);
 
 /** A URL's host without IPv6 brackets: `[::1]` → `::1`. */
-export const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
+const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
 const MAX_URL_LENGTH = 2_048;
 

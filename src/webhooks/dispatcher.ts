@@ -30,7 +30,7 @@ const LEASE_MS = 30_000;
 const LOCKED_RETRY_MS = 250;
 // Finished deliveries (and events left without any) are kept this long for `webhooks list`
 // and the web page, then deleted, so that the tables do not grow with every import.
-export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+const RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled';

@@ -33,7 +33,7 @@ export const EVENT_TYPES = [
   'meritCycle.employees.changed',
 ] as const satisfies readonly EventType[];
 
-export type SubscribableEventType = (typeof EVENT_TYPES)[number];
+type SubscribableEventType = (typeof EVENT_TYPES)[number];
 
 export function isSubscribableEventType(text: string): text is SubscribableEventType {
   return (EVENT_TYPES as readonly string[]).includes(text);

@@ -9,7 +9,7 @@ import type { EventData, EventType } from './events.js';
 /** The import's transaction, or any other the change is written in. */
 type Tx = Kysely<Database>;
 
-/** What an import did to one merit cycle (src/import/load.ts collects these). */
+/** What an import did to one merit cycle (src/import/merge.ts collects these). */
 export interface CycleChange {
   meritCycleId: string;
   cycle: 'created' | 'updated' | 'unchanged';

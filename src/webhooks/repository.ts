@@ -30,7 +30,7 @@ export interface WebhookDelivery {
   createdAt: string;
 }
 
-export function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   return {
     id: row.id,
     organizationId: row.organization_id,

@@ -7,7 +7,7 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 /** The wait after each failed attempt: the 12th failure is the last (67.6 hours in all). */
-export const RETRY_DELAYS_MS: readonly number[] = [
+const RETRY_DELAYS_MS: readonly number[] = [
   5 * SECOND,
   5 * MINUTE,
   30 * MINUTE,
@@ -20,9 +20,6 @@ export const RETRY_DELAYS_MS: readonly number[] = [
   10 * HOUR,
   10 * HOUR,
 ];
-
-/** Attempts in all: the first and one per retry. */
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 /**
  * How long after its `attempts`-th failure a delivery is tried again, or undefined when

@@ -4,23 +4,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { WEBHOOK_SECRET_KEY } from '../db/migrations/0011-webhooks.js';
-import { seal, unseal } from '../sealed-text.js';
+import { readServerSecret } from '../db/server-secrets.js';
+import { unseal } from '../sealed-text.js';
 
 export function generateSigningSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
 /** The key endpoint secrets are sealed under (the same on every instance). */
-export async function readSealingKey(db: Db): Promise<Buffer> {
-  const row = await db
-    .selectFrom('server_secrets')
-    .select('value')
-    .where('name', '=', WEBHOOK_SECRET_KEY)
-    .executeTakeFirstOrThrow();
-  return Buffer.from(row.value, 'base64url');
-}
-
-export const sealSecret = (key: Buffer, secret: string) => seal(key, secret);
+export const readSealingKey = (db: Db) => readServerSecret(db, WEBHOOK_SECRET_KEY);
 
 export function unsealSecret(key: Buffer, sealed: string): string {
   const secret = unseal(key, sealed);

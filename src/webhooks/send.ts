@@ -10,11 +10,11 @@ import { Webhook } from 'standardwebhooks';
 import { RefusedAddressError, type ResolvedAddress, resolveTarget } from './address-filter.js';
 
 /** decisions.md section 5: a 2xx answer within 10 s is success. */
-export const ATTEMPT_TIMEOUT_MS = 10_000;
+const ATTEMPT_TIMEOUT_MS = 10_000;
 // Enough for an error message a receiver sends back; a receiver cannot make us keep more.
 const MAX_RESPONSE_BYTES = 4 * 1024;
 /** How much of an answer is stored with the delivery, to show in lists. */
-export const RESPONSE_EXCERPT_CHARS = 200;
+const RESPONSE_EXCERPT_CHARS = 200;
 
 export interface SignedRequest {
   url: string;
@@ -34,7 +34,7 @@ export type AttemptResult =
   | { kind: 'interrupted' };
 
 /** The Standard Webhooks headers of a body, signed at `at` (the attempt's time). */
-export function signedHeaders(request: SignedRequest, at: Date): Record<string, string> {
+function signedHeaders(request: SignedRequest, at: Date): Record<string, string> {
   const timestamp = Math.floor(at.getTime() / 1000);
   return {
     'webhook-id': request.id,

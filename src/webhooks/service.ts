@@ -2,11 +2,13 @@
 // Connections → Webhooks do. The signing secret exists in clear only in memory, until it
 // is returned once; a refused request writes nothing.
 import type { Db } from '../db/connect.js';
+import { ManagementError } from '../errors.js';
 import { newId } from '../ids.js';
 import {
   findOrganizationById,
   findOrganizationBySlug,
 } from '../modules/organizations/repository.js';
+import { seal } from '../sealed-text.js';
 import { checkEndpointUrl, RefusedAddressError } from './address-filter.js';
 import { EVENT_TYPES, isSubscribableEventType } from './events.js';
 import { recordPing } from './outbox.js';
@@ -20,10 +22,10 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
 } from './repository.js';
-import { generateSigningSecret, readSealingKey, sealSecret } from './secret.js';
+import { generateSigningSecret, readSealingKey } from './secret.js';
 
 /** A management request that is refused: one line, and nothing was changed. */
-export class WebhookManagementError extends Error {
+export class WebhookManagementError extends ManagementError {
   override name = 'WebhookManagementError';
 }
 
@@ -53,7 +55,7 @@ async function organizationOrFail(db: Db, slug: string) {
 }
 
 /** The event types asked for, checked; none given: every type. */
-export function eventTypesOf(events: readonly string[] | undefined): string[] {
+function eventTypesOf(events: readonly string[] | undefined): string[] {
   if (events === undefined) return [...EVENT_TYPES];
   const unknown = events.filter((type) => !isSubscribableEventType(type));
   if (unknown.length > 0) {
@@ -85,7 +87,7 @@ export async function addWebhookEndpoint(
     organizationId: organization.id,
     url,
     events,
-    sealedSecret: sealSecret(await readSealingKey(db), secret),
+    sealedSecret: seal(await readSealingKey(db), secret),
     createdAt: now.toISOString(),
   };
   await insertWebhookEndpoint(db, endpoint);

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { ApiKey } from '../../modules/api-keys/repository.js';
 import { DEFAULT_GRACE, EXPIRING_SOON_MS, parseList } from '../../modules/api-keys/restrictions.js';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
-import { CliError } from '../errors.js';
 import { baseUrlHelp, serverAddress } from '../server-address.js';
 
 const service = () => import('../../modules/api-keys/service.js');
@@ -57,17 +56,6 @@ function statusOf(key: ReturnType<typeof listed>): string {
   return notes.length === 0 ? 'active' : `active (${notes.join('; ')})`;
 }
 
-/** Key management failures (unknown organisation, keys disabled, …) as CLI failures. */
-async function managing<T>(work: () => Promise<T>): Promise<T> {
-  const { KeyManagementError } = await service();
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof KeyManagementError) throw new CliError(error.message);
-    throw error;
-  }
-}
-
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('API keys (Settings → Connections)');
 
@@ -90,17 +78,15 @@ export function registerKeys(program: Command): void {
       const server = serverAddress(options.baseUrl, process.env);
       const { createApiKey } = await service();
       const created = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() =>
-          createApiKey(db, {
-            org: options.org,
-            name: options.name,
-            cycles: options.cycles === undefined ? undefined : parseList(options.cycles),
-            hiddenColumns:
-              options.hideColumns === undefined ? undefined : parseList(options.hideColumns),
-            expiresIn: options.expiresIn,
-            expiresAt: options.expiresAt,
-          }),
-        ),
+        createApiKey(db, {
+          org: options.org,
+          name: options.name,
+          cycles: options.cycles === undefined ? undefined : parseList(options.cycles),
+          hiddenColumns:
+            options.hideColumns === undefined ? undefined : parseList(options.hideColumns),
+          expiresIn: options.expiresIn,
+          expiresAt: options.expiresAt,
+        }),
       );
       const { id, key, org, name, createdAt } = created;
       if (options.json) return printJson({ id, key, org, name, createdAt });
@@ -140,7 +126,7 @@ export function registerKeys(program: Command): void {
     .action(async (id: string, options: { grace: string; json?: boolean }) => {
       const { rollApiKeyById } = await service();
       const rolled = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() => rollApiKeyById(db, id, options.grace)),
+        rollApiKeyById(db, id, options.grace),
       );
       if (options.json) return printJson(rolled);
       console.log(
@@ -165,7 +151,7 @@ export function registerKeys(program: Command): void {
     .action(async (options: { org: string; json?: boolean }) => {
       const { listOrganizationApiKeys } = await service();
       const list = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() => listOrganizationApiKeys(db, options.org)),
+        listOrganizationApiKeys(db, options.org),
       );
       const now = Date.now();
       const shown = list.map((key) => listed(key, now));
@@ -205,9 +191,7 @@ export function registerKeys(program: Command): void {
     .argument('<id>', 'the key id (key_…), as keys list shows it')
     .action(async (id: string) => {
       const { revokeApiKeyById } = await service();
-      const key = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() => revokeApiKeyById(db, id)),
-      );
+      const key = await withDatabase(configFromEnvironment(), ({ db }) => revokeApiKeyById(db, id));
       console.log(
         `Revoked ${key.id} ("${key.name}") at ${key.revokedAt}. Requests with it get 401 within 5 seconds.`,
       );

@@ -1,8 +1,7 @@
 import { type Command, Option } from 'commander';
 import { ROLES, type Role } from '../../modules/users/repository.js';
-import { createUser, UserManagementError } from '../../modules/users/service.js';
+import { createUser } from '../../modules/users/service.js';
 import { configFromEnvironment, printJson, withDatabase } from '../context.js';
-import { CliError } from '../errors.js';
 import { baseUrlHelp, serverAddress } from '../server-address.js';
 
 interface UsersCreateOptions {
@@ -39,16 +38,7 @@ export function registerUsers(program: Command): void {
       // Checked before anything is created: a bad address is a usage error.
       const server = serverAddress(options.baseUrl, process.env);
       const created = await withDatabase(configFromEnvironment(), async ({ db }) => {
-        try {
-          return await createUser(db, {
-            org: options.org,
-            email: options.email,
-            role: options.role,
-          });
-        } catch (error) {
-          if (error instanceof UserManagementError) throw new CliError(error.message);
-          throw error;
-        }
+        return createUser(db, { org: options.org, email: options.email, role: options.role });
       });
       if (options.json) return printJson(created);
       const role = created.role === 'owner' ? 'owner' : 'administrator';

@@ -1,20 +1,8 @@
 import type { Command } from 'commander';
 import { parseList } from '../../modules/api-keys/restrictions.js';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
-import { CliError } from '../errors.js';
 
 const service = () => import('../../webhooks/service.js');
-
-/** Management refusals (unknown organisation, refused URL, …) as CLI failures. */
-async function managing<T>(work: () => Promise<T>): Promise<T> {
-  const { WebhookManagementError } = await service();
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof WebhookManagementError) throw new CliError(error.message);
-    throw error;
-  }
-}
 
 export function registerWebhooks(program: Command): void {
   const webhooks = program
@@ -37,14 +25,12 @@ export function registerWebhooks(program: Command): void {
       const config = configFromEnvironment();
       const { addWebhookEndpoint } = await service();
       const added = await withDatabase(config, ({ db }) =>
-        managing(() =>
-          addWebhookEndpoint(db, {
-            org: options.org,
-            url: options.url,
-            events: options.events === undefined ? undefined : parseList(options.events),
-            allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? [],
-          }),
-        ),
+        addWebhookEndpoint(db, {
+          org: options.org,
+          url: options.url,
+          events: options.events === undefined ? undefined : parseList(options.events),
+          allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? [],
+        }),
       );
       if (options.json) return printJson(added);
       console.log(
@@ -68,7 +54,7 @@ export function registerWebhooks(program: Command): void {
     .action(async (options: { org: string; json?: boolean }) => {
       const { listOrganizationWebhooks } = await service();
       const list = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() => listOrganizationWebhooks(db, options.org)),
+        listOrganizationWebhooks(db, options.org),
       );
       if (options.json) return printJson(list);
       if (list.length === 0) return console.log(`No webhook endpoints for ${options.org} yet.`);
@@ -99,7 +85,7 @@ export function registerWebhooks(program: Command): void {
     .action(async (id: string) => {
       const { removeWebhookEndpointById } = await service();
       const endpoint = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() => removeWebhookEndpointById(db, id)),
+        removeWebhookEndpointById(db, id),
       );
       console.log(`Removed webhook endpoint ${endpoint.id} (${endpoint.url}) of ${endpoint.org}.`);
     });
@@ -111,7 +97,7 @@ export function registerWebhooks(program: Command): void {
     .action(async (id: string) => {
       const { testWebhookEndpointById } = await service();
       const endpoint = await withDatabase(configFromEnvironment(), ({ db }) =>
-        managing(() => testWebhookEndpointById(db, id)),
+        testWebhookEndpointById(db, id),
       );
       console.log(
         `Recorded a ping for ${endpoint.id} (${endpoint.url}); a running compplan serve sends it within seconds. See webhooks list --org ${endpoint.org}.`,

@@ -1,4 +1,6 @@
+import { ManagementError } from '../../errors.js';
+
 /** A key management request that is refused: one line, and nothing was changed. */
-export class KeyManagementError extends Error {
+export class KeyManagementError extends ManagementError {
   override name = 'KeyManagementError';
 }

@@ -1,6 +1,7 @@
 // The web application's users: what `compplan users create` and the sign-in pages do.
 import type { Db } from '../../db/connect.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../../email.js';
+import { ManagementError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findOrganizationBySlug } from '../organizations/repository.js';
 import {
@@ -20,7 +21,7 @@ import {
   updatePassword,
 } from './repository.js';
 
-export class UserManagementError extends Error {
+export class UserManagementError extends ManagementError {
   override name = 'UserManagementError';
 }
 
