@@ -589,7 +589,7 @@ async function main() {
 
   const dir = mkdtempSync(join(tmpdir(), 'compplan-bench-data-'));
   if (values['change-deep'] !== undefined) {
-    const percent = wholeNumberFlag('change-deep', values['change-deep'], 1);
+    const percent = wholeNumberFlag('change-deep', values['change-deep'], 1, 100);
     try {
       const file = writeDeepFile(dir, deep, Math.round(100 / percent));
       const result = await importFile(file, databaseUrl);

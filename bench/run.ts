@@ -207,7 +207,11 @@ async function deltaWalk(
       nextCursor: string | null;
       deltaToken: string | null;
     };
-    if (page.nextCursor === null) return { paths, deltaToken: page.deltaToken ?? '' };
+    if (page.nextCursor === null) {
+      // Without one, the "delta" would be the whole cycle again, measured under its name.
+      if (!page.deltaToken) throw new Error(`${path}: the last page of a delta has no deltaToken`);
+      return { paths, deltaToken: page.deltaToken };
+    }
     path = `${EMPLOYEES_DELTA}&nextCursor=${encodeURIComponent(page.nextCursor)}`;
   }
 }

@@ -38,7 +38,7 @@ const OUT = 'dist/cli-bundle';
 rmSync(OUT, { recursive: true, force: true });
 await build({
   // The import's worker thread is started by file name, next to the module that starts it
-  // (src/import/parallel-intake.ts): here, next to every chunk.
+  // (src/import/intake-worker.ts): here, next to every chunk.
   entryPoints: { main: 'dist/cli/main.js', 'intake-worker': 'dist/import/intake-worker.js' },
   outdir: OUT,
   bundle: true,

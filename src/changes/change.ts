@@ -5,7 +5,7 @@
 // organisation's counter, in the order the change writes the rows; the counter itself is
 // advanced to the last stamp at the end, and only if something was stamped, so that
 // re-importing identical data advances nothing. The counter is read and written inside
-// the change's transaction, after the organisation's import lock (load.ts; on PostgreSQL
+// the change's transaction, after the organisation's lock (transaction.ts; on PostgreSQL
 // also under the row lock of `for update`), so changes of one organisation get their
 // stamps in the order they commit. That is what makes a delta token safe: a reader that
 // sees counter value C sees every row stamped C or less, and any change not yet committed

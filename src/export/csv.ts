@@ -3,6 +3,9 @@
 // doubled inside. Objects are flattened to dotted column names
 // (`columns.employee.jobTitle`), so that every value has a column of its own.
 
+/** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
+export const OTHER_COLUMNS = 'columns.other';
+
 /** One field, quoted when it has to be. null and undefined are empty fields. */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';

@@ -17,7 +17,7 @@ import {
   type MeritCycleEmployee,
   type MeritCycleStatus,
 } from '@compplan/client';
-import { csvRow, flattenColumns, orderColumns } from './csv.js';
+import { csvRow, flattenColumns, OTHER_COLUMNS, orderColumns } from './csv.js';
 
 export const EXPORT_KINDS = ['merit-cycles', 'employees', 'exchange-rates'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -107,8 +107,6 @@ const EMPLOYEE_COLUMNS = [
 ];
 /** A delta's removals: the row of a removed item has its id and this column, true. */
 const REMOVED_COLUMN = 'removed';
-/** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
-export const OTHER_COLUMNS = 'columns.other';
 const EXCHANGE_RATE_COLUMNS = ['base', 'currency', 'rate'];
 
 export const stateFileOf = (output: string) => `${output}.export-state.json`;

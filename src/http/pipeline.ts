@@ -13,7 +13,7 @@
 //   handler        build       the route validates its query and reads the database
 //   onSend      6. end turn
 //               7. keep        a built answer is kept for the next request (response-cache.ts)
-//               8. tag         ETag, and 304 for If-None-Match, refunding the quota (etag.ts)
+//               8. tag         ETag, and 304 for If-None-Match (etag.ts); a 304 gives its quota back
 //               9. label       RateLimit and X-RateLimit-* of the quota as it now stands
 //              10. secure      the JSON security headers (plugins/security-headers.ts)
 //              11. compress    when the client accepts an encoding (compression.ts)

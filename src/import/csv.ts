@@ -6,15 +6,17 @@
 // columns are those `compplan export employees` writes, so an export can be edited and
 // loaded back; docs/import-format.md lists them.
 import { CsvError, parse } from 'csv-parse/sync';
-import { OTHER_COLUMNS } from '../export/export.js';
+import { OTHER_COLUMNS } from '../export/csv.js';
 import {
   fileProblem,
   ImportError,
+  inMiB,
   messageOf,
   type Path,
   type Problem,
   ProblemList,
 } from './errors.js';
+import { isObject } from './records.js';
 import type { DataSetInput } from './schema.js';
 
 type EmployeeInput = NonNullable<DataSetInput['meritCycles'][number]['employees']>[number];
@@ -49,7 +51,8 @@ export const CSV_MAX_ROWS = 50_000;
 const FOR_NDJSON = 'the limit for a CSV import (one merit cycle); give a larger data set as NDJSON';
 
 /** The problem of a CSV file that passes CSV_MAX_BYTES. */
-export const csvTooLarge = () => fileProblem(`the file is larger than 4 MiB, ${FOR_NDJSON}`);
+export const csvTooLarge = () =>
+  fileProblem(`the file is larger than ${inMiB(CSV_MAX_BYTES)}, ${FOR_NDJSON}`);
 
 // csv-parse's errors of the text, in the words of this format.
 const SYNTAX: Record<string, string> = {
@@ -80,23 +83,23 @@ export function parseCsvRecords(text: string): CsvRecord[] {
       on_record: (record: string[], { lines }) => {
         const inside = record.join(',');
         overcount += inside.split('\r\n').length - 1;
-        records.push({ line: lines - overcount - newlines(inside), fields: record });
+        const line = lines - overcount - newlines(inside);
+        // The header and CSV_MAX_ROWS rows; the first row more stops the parse.
+        if (records.length > CSV_MAX_ROWS) {
+          throw fileProblem(
+            `line ${line}: more than ${CSV_MAX_ROWS.toLocaleString('en')} rows, ${FOR_NDJSON}`,
+          );
+        }
+        records.push({ line, fields: record });
         return null;
       },
     });
   } catch (error) {
-    const message = error instanceof CsvError ? SYNTAX[error.code] : undefined;
-    if (!message || !(error instanceof CsvError)) throw error;
+    if (!(error instanceof CsvError) || !(error.code in SYNTAX)) throw error;
     // A field never closed is named at the line its record starts on: after the last one.
     const { lines } = error as unknown as { lines: number };
     const line = error.code === 'CSV_QUOTE_NOT_CLOSED' ? lastLine(records) + 1 : lines;
-    throw fileProblem(`line ${line}: ${message}`);
-  }
-  const over = records[CSV_MAX_ROWS + 1];
-  if (over) {
-    throw fileProblem(
-      `line ${over.line}: more than ${CSV_MAX_ROWS.toLocaleString('en')} rows, ${FOR_NDJSON}`,
-    );
+    throw fileProblem(`line ${line}: ${SYNTAX[error.code]}`);
   }
   return records;
 }
@@ -222,9 +225,7 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    return isObject(value) ? value : undefined;
   } catch {
     return undefined;
   }

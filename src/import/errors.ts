@@ -42,6 +42,9 @@ export class ImportError extends Error {
   readonly lines: readonly string[];
 }
 
+/** A limit in bytes as the messages say it: `24 MiB`. */
+export const inMiB = (bytes: number) => `${bytes / 2 ** 20} MiB`;
+
 /** A problem of the file itself (its text, size or shape), said in one line. */
 export const fileProblem = (message: string): ImportError =>
   new ImportError([{ path: [], message }]);
@@ -56,7 +59,7 @@ export function jsonPath(path: Path): string {
     else if (IDENTIFIER.test(part)) out += out === '' ? part : `.${part}`;
     else out += `[${JSON.stringify(part)}]`;
   }
-  return out === '' ? '(the file)' : out;
+  return out;
 }
 
 /**

@@ -7,7 +7,14 @@
 import type { Dialect } from '../db/connect.js';
 import { newId } from '../ids.js';
 import { storedBodyTail } from '../modules/employees/stored-body.js';
-import { fileProblem, type Path, type Problem, ProblemList, problemsOfIssues } from './errors.js';
+import {
+  fileProblem,
+  MAX_PROBLEMS,
+  type Path,
+  type Problem,
+  ProblemList,
+  problemsOfIssues,
+} from './errors.js';
 import type { ImportRecord, ImportRecords } from './records.js';
 import {
   Employee,
@@ -39,8 +46,12 @@ export interface CycleState {
 /** What the intake found: plain data, so that it can cross from a worker thread. */
 export interface IntakeOutcome {
   problems: { kept: Problem[]; total: number };
-  /** Problems of the input's shape (NDJSON lines that are no record): reported alone. */
+  /**
+   * Problems of the input's shape (NDJSON lines that are no record), in line order:
+   * reported alone. The first MAX_PROBLEMS, and how many there were.
+   */
   shapeProblems: Problem[];
+  shapeProblemCount: number;
   /** Problems of single records: checks across records are not made over them. */
   recordProblems: number;
   root?: ImportRoot;
@@ -64,6 +75,7 @@ export async function takeRecords(
   const outcome: IntakeOutcome = {
     problems,
     shapeProblems: [],
+    shapeProblemCount: 0,
     recordProblems: 0,
     rootSeen: false,
     cycles: [],
@@ -77,7 +89,9 @@ export async function takeRecords(
   };
   for await (const record of records) {
     if (record.kind === 'problem') {
-      outcome.shapeProblems.push({ path: [], line: record.line, message: record.message });
+      if (outcome.shapeProblemCount++ < MAX_PROBLEMS) {
+        outcome.shapeProblems.push({ path: [], line: record.line, message: record.message });
+      }
       continue;
     }
     if (record.kind === 'root') {
@@ -108,10 +122,11 @@ export async function takeRecords(
       refuse(problemsOfIssues(result.error.issues, path, record.line), state);
       continue;
     }
-    // Staged even after a problem, so that repeats are still found and reported; but then
+    // After a problem of the input's shape nothing else is reported: nothing is staged.
+    // After a record's problem, rows are still staged for the repeats to be found, but
     // without the columns only a write would need.
-    const full = outcome.recordProblems === 0 && outcome.shapeProblems.length === 0;
-    batch.add(stagedRow(result.data, seq++, record, full));
+    if (outcome.shapeProblemCount > 0) continue;
+    batch.add(stagedRow(result.data, seq++, record, outcome.recordProblems === 0));
     if (batch.rows >= BATCH_ROWS) await stage(batch.take());
   }
   if (batch.rows > 0) await stage(batch.take());
@@ -154,8 +169,6 @@ function stagedRow(
     currency_code: full ? employee.currencyCode.code : null,
     currency_name: full ? employee.currencyCode.value : null,
     eligibility_status: full ? employee.eligibilityStatus : null,
-    body_tail: full
-      ? storedBodyTail({ ...employee, preferredName: employee.preferredName ?? null })
-      : null,
+    body_tail: full ? storedBodyTail(employee) : null,
   };
 }

@@ -66,10 +66,11 @@ async function load(
     const writer = new StagingWriter(trx);
     const taken = await intake((batch) => writer.write(batch));
     await writer.finish();
-    await indexStaging(trx, dialect);
-
-    if (taken.shapeProblems.length > 0) throw new ImportError(taken.shapeProblems);
+    if (taken.shapeProblemCount > 0) {
+      throw new ImportError(taken.shapeProblems, taken.shapeProblemCount);
+    }
     if (!taken.rootSeen) throw fileProblem('(the file): holds no data set');
+    await indexStaging(trx, dialect);
     const problems = new ProblemList(taken.problems.kept, taken.problems.total);
     await checkRepeats(trx, taken, problems);
     // (No root without a problem: an invalid one is one.)

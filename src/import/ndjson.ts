@@ -4,14 +4,11 @@
 // validates and stages as they arrive (records.ts, load.ts).
 // Problems name the line and the JSON path in the data set the lines make, e.g.
 // `line 7: meritCycles[0].employees[3].email: must be an email address`.
-import { fileProblem, printable } from './errors.js';
-import type { ImportRecord } from './records.js';
+import { fileProblem, inMiB, printable } from './errors.js';
+import { type ImportRecord, isObject } from './records.js';
 import { decodeStrictly, withoutBom } from './utf8.js';
 
 type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A value of the file quoted in a message: as JSON, at most 100 characters of it. */
 function excerpt(value: unknown): string {
@@ -116,7 +113,9 @@ class NdjsonLines {
 export const MAX_LINE_BYTES = 1024 * 1024;
 
 const tooLarge = (line: number) =>
-  fileProblem(`line ${line}: a record larger than 1 MiB, the limit for one line`);
+  fileProblem(
+    `line ${line}: a record larger than ${inMiB(MAX_LINE_BYTES)}, the limit for one line`,
+  );
 
 /** The lines of a stream of bytes, each with its number, LF or CRLF cut off. */
 async function* linesOf(

@@ -24,7 +24,8 @@ export type ImportRecord =
 
 export type ImportRecords = Iterable<ImportRecord> | AsyncIterable<ImportRecord>;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object (not an array, not null). */
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**

@@ -14,6 +14,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { BOTH_CURSOR_AND_TOKEN, FULL_SYNC_NEEDED } from '../modules/deltas/walk.js';
+import { FOREIGN_DELTA_TOKEN } from '../pagination/cursor.js';
 import { WEBHOOKS_TAG, webhooksDocument } from '../webhooks/openapi.js';
 import { API_KEY_HEADER } from './authentication.js';
 
@@ -357,16 +359,8 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
       nextCursor: null,
       deltaToken: EXAMPLE_DELTA_TOKEN,
     },
-    '400': errorExample(
-      '/v1/compensationPlanning/meritCycles/delta',
-      'deltaToken belongs to a different delta',
-      400,
-    ),
-    '410': errorExample(
-      '/v1/compensationPlanning/meritCycles/delta',
-      'deltaToken has expired: the changes since it are no longer kept. Sync in full again (call without deltaToken) and keep the new deltaToken',
-      410,
-    ),
+    '400': errorExample('/v1/compensationPlanning/meritCycles/delta', FOREIGN_DELTA_TOKEN, 400),
+    '410': errorExample('/v1/compensationPlanning/meritCycles/delta', FULL_SYNC_NEEDED, 410),
     '422': unknownParameterExample('/v1/compensationPlanning/meritCycles/delta'),
   },
   meritCycleEmployeesDelta: {
@@ -386,7 +380,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
     },
     '400': errorExample(
       `/v1/compensationPlanning/meritCycles/${EXAMPLE_CYCLE_ID}/employees/delta`,
-      'Send nextCursor to go on with a delta walk, or deltaToken to start one, not both',
+      BOTH_CURSOR_AND_TOKEN,
       400,
     ),
     '404': errorExample(
@@ -396,7 +390,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
     ),
     '410': errorExample(
       `/v1/compensationPlanning/meritCycles/${EXAMPLE_CYCLE_ID}/employees/delta`,
-      'deltaToken has expired: the changes since it are no longer kept. Sync in full again (call without deltaToken) and keep the new deltaToken',
+      FULL_SYNC_NEEDED,
       410,
     ),
     '422': unknownParameterExample(

@@ -94,9 +94,9 @@ async function runImport(
     console.log(describeSummary(summary));
     return;
   }
-  // Streamed: records are read, validated and staged as the file is read, inside the
-  // import's one transaction (src/import/load.ts), so memory does not grow with it; the
-  // reading and validating in a worker thread, beside the writing.
+  // Records are validated and staged as they are taken, inside the import's one
+  // transaction (src/import/load.ts); NDJSON line by line, in memory that does not grow
+  // with it; the reading and validating in a worker thread, beside the writing.
   const { importFile } = await import('../../import/load.js');
   const { IntakeWorker } = await import('../../import/intake-worker.js');
   const { openSource, SourceError } = await import('../../import/source.js');

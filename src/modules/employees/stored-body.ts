@@ -10,13 +10,15 @@ import type { Employee } from './schema.js';
 const HEAD_OF_EMPTY_ID = '{"id":"",'.length;
 
 /** The employee in its API form, without its id: the text after `{"id":"<id>",`. */
-export function storedBodyTail(employee: Omit<Employee, 'id'>): string {
+export function storedBodyTail(
+  employee: Omit<Employee, 'id' | 'preferredName'> & { preferredName?: string | null },
+): string {
   const body: Employee = {
     id: '',
     email: employee.email,
     firstName: employee.firstName,
     lastName: employee.lastName,
-    preferredName: employee.preferredName,
+    preferredName: employee.preferredName ?? null,
     currencyCode: { code: employee.currencyCode.code, value: employee.currencyCode.value },
     eligibilityStatus: employee.eligibilityStatus,
     columns: employee.columns,
