@@ -1,4 +1,5 @@
 // The structured JSON logger (pino), shared by the app and the process around it.
+import type { FastifyBaseLogger } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 
@@ -14,9 +15,10 @@ interface LoggedRequest {
 
 /** What a request line logs (Fastify's own fields), with key-shaped text masked. */
 function requestLine(request: LoggedRequest) {
+  const url = request.url;
   return {
     method: request.method,
-    url: request.url?.replace(KEY_IN_URL, 'cpk_[redacted]'),
+    url: url?.includes('cpk_') ? url.replace(KEY_IN_URL, 'cpk_[redacted]') : url,
     host: request.host,
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort,
@@ -44,4 +46,26 @@ export function createLogger(
     // written before the process exits.
     stream ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+/** Writes a request's access line. */
+export type AccessLog = (
+  request: LoggedRequest & { id: string },
+  statusCode: number,
+  responseTime: number,
+) => void;
+
+/**
+ * The access line of every request (`request completed`), through the logger's own
+ * serializer of `req` (named fields, never headers). It is logged without the redaction
+ * pass, which can find nothing in those fields and was a third of what a line cost; the
+ * request id is a field of the line rather than of a logger made for each request.
+ */
+export function accessLog(logger: FastifyBaseLogger): AccessLog {
+  const lines = logger.child({}, { redact: [] });
+  return (request, statusCode, responseTime) =>
+    lines.info(
+      { requestId: request.id, req: request, res: { statusCode }, responseTime },
+      'request completed',
+    );
 }

@@ -5,7 +5,6 @@ import { buildApp } from './app.js';
 import { type Config, localUrl } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { bootstrapDemo } from './demo/bootstrap.js';
 import { createLogger } from './logger.js';
 import { listenForMetrics } from './metrics/server.js';
 import type { CreatedApiKey } from './modules/api-keys/service.js';
@@ -49,7 +48,12 @@ export async function startServer(
   try {
     const applied = await migrateToLatest(database);
     if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
-    if (options.demo) demoKey = await bootstrapDemo(database);
+    if (options.demo) {
+      // Loaded only for the demo: its generator's data (faker) is about 16 MB of heap that
+      // a server without --demo never needs.
+      const { bootstrapDemo } = await import('./demo/bootstrap.js');
+      demoKey = await bootstrapDemo(database);
+    }
   } catch (error) {
     await database.db.destroy();
     throw error;

@@ -28,6 +28,7 @@
 // 429 (decisions.md, "Rate limit").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
+import { accessLog } from '../logger.js';
 import { authenticate } from '../plugins/authentication.js';
 import { sendError } from '../plugins/error-handler.js';
 import { secureJson } from '../plugins/security-headers.js';
@@ -141,12 +142,10 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
     return compress(request, reply, body); // 11. compress
   });
   // 12. record
+  const writeAccessLine = accessLog(app.log);
   app.addHook('onResponse', (request, reply, done) => {
     app.metrics.observeRequest(request, reply);
-    request.log.info(
-      { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
-      'request completed',
-    );
+    writeAccessLine(request, reply.statusCode, reply.elapsedTime);
     done();
   });
 }

@@ -3,6 +3,7 @@
 // from the API port, so that they need no key and are not exposed with the API.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { routeConfigOf } from '../http/route-config.js';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { RateLimitStoreState } from '../rate-limit/redis-link.js';
 
@@ -107,7 +108,8 @@ export default fp(
       observeRequest(request, reply) {
         // The route pattern, never the raw URL: ids in paths would make a series per object.
         const method = request.method;
-        const route = request.routeOptions.url ?? 'unmatched';
+        // is404 and the route's config, not routeOptions: that getter builds a new object.
+        const route = request.is404 ? 'unmatched' : (routeConfigOf(request).url ?? 'unmatched');
         const status = reply.statusCode;
         const name = `${method} ${route} ${status}`;
         let series = seriesByName.get(name);

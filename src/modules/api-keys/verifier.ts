@@ -107,12 +107,14 @@ export class ApiKeyVerifier {
    * or an old secret past its grace. `address` is the client's, recorded as its last use.
    */
   async verify(secret: string | undefined, address: string): Promise<AuthenticatedKey | null> {
-    if (secret === undefined || !isWellFormedSecret(secret)) return null;
+    if (secret === undefined) return null;
     const secretHash = hashSecret(secret);
     // A kept answer still usable is read as it is; fetch (which shares one lookup between
-    // concurrent requests) only when there is none.
+    // concurrent requests) only when there is none. Only well-formed secrets are looked up
+    // and kept, so the shape and checksum need checking only then.
     let entry = this.cache.get(secretHash);
     if (!entry || !this.usable(entry)) {
+      if (!isWellFormedSecret(secret)) return null;
       entry = await this.cache.fetch(secretHash);
       // A fresh lookup is this request's answer even if a change is seen while it runs:
       // the two were simultaneous. It is kept under the generation it began in, so the
@@ -125,7 +127,13 @@ export class ApiKeyVerifier {
     if (!key) return null;
     const now = this.now();
     if (key.expiresAt !== null && key.expiresAt <= now) return null;
-    this.pendingLastUsed.set(key.id, { at: now, address });
+    // One record per key until it is written: a request updates it in place.
+    const use = this.pendingLastUsed.get(key.id);
+    if (use === undefined) this.pendingLastUsed.set(key.id, { at: now, address });
+    else {
+      use.at = now;
+      use.address = address;
+    }
     return key;
   }
 
