@@ -3,8 +3,8 @@
 // from the API port, so that they need no key and are not exposed with the API.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { routeConfigOf } from '../http/route-config.js';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { routeConfigOf } from '../http/route-config.js';
 import type { RateLimitStoreState } from '../rate-limit/redis-link.js';
 
 export interface Metrics {
