@@ -72,6 +72,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
+  const webhookConfig = config.webhooks ?? DEFAULT_WEBHOOK_CONFIG;
   const app = Fastify({
     loggerInstance:
       options.logger ?? (createLogger(config, options.logStream) as FastifyBaseLogger),
@@ -126,7 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rateLimit, { config });
   await app.register(metrics);
   if (options.deliverWebhooks) {
-    await app.register(webhooks, { config: config.webhooks ?? DEFAULT_WEBHOOK_CONFIG });
+    await app.register(webhooks, { config: webhookConfig });
   }
   await app.register(authentication, options.now ? { now: options.now } : {});
   // Every step a request goes through, in order, before any route is registered.
@@ -144,7 +145,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
   await app.register(webRoutes, {
     prefix: '/app',
-    webhooks: config.webhooks ?? DEFAULT_WEBHOOK_CONFIG,
+    webhooks: webhookConfig,
   });
   await app.register(homeRoutes);
   notAllowed.register();
