@@ -59,3 +59,26 @@ export function toPage<Row>(rows: Row[], limit: number): Page<Row> {
   const pageRows = rows.slice(0, limit);
   return { rows: pageRows, last: pageRows[pageRows.length - 1] };
 }
+
+const PAGE_START = Buffer.from('{"data":[');
+const COMMA = Buffer.from(',');
+
+/**
+ * A page's JSON as bytes, from items that are JSON already (an employee's stored text, or
+ * a run of them joined by commas): `{"data":[` the items, `]`, then `fields` in order.
+ * The pages of employees are sent this way, without serialization.
+ */
+export function pageOfJsonBytes(
+  items: readonly Buffer[],
+  fields: Readonly<Record<string, string | null>>,
+): Buffer {
+  const parts: Buffer[] = [PAGE_START];
+  items.forEach((item, index) => {
+    if (index > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  let end = ']';
+  for (const [name, value] of Object.entries(fields)) end += `,"${name}":${JSON.stringify(value)}`;
+  parts.push(Buffer.from(`${end}}`));
+  return Buffer.concat(parts);
+}

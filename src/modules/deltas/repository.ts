@@ -12,7 +12,7 @@ import type { MeritCycleRow } from '../../db/types.js';
 import { isId } from '../../ids.js';
 import type { ReadScope } from '../api-keys/scope.js';
 import { withoutColumnsOf } from '../employees/hidden-columns.js';
-import { toMeritCycle } from '../merit-cycles/repository.js';
+import { inCycleScope, toMeritCycle } from '../merit-cycles/repository.js';
 import type { MeritCycle } from '../merit-cycles/schema.js';
 import { byChangeOrder, type Change, type DeltaState, type DeltaWalk } from './walk.js';
 
@@ -38,15 +38,6 @@ function changedSince(stamp: number, walk: DeltaWalk): RawBuilder<unknown> {
   return after && after[0] > stamp
     ? sql`(change_seq, id) > (${after[0]}, ${after[1]})`
     : sql`change_seq > ${stamp}`;
-}
-
-/** `and <the cycle is in the key's cycle scope>`, for a column naming a merit cycle id. */
-function inCycleScope(scope: ReadScope, column: RawBuilder<unknown>): RawBuilder<unknown> {
-  const { cycleIds } = scope;
-  if (cycleIds === null) return sql``;
-  // A scope is never empty (the key's checks); should one be, it reads nothing.
-  if (cycleIds.length === 0) return sql` and 1 = 0`;
-  return sql` and ${column} in (${sql.join(cycleIds)})`;
 }
 
 interface CompoundRow {

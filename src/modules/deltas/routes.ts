@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
 import { errorResponses, READ_METHODS } from '../../http/schemas.js';
 import type { CursorScope } from '../../pagination/cursor.js';
+import { pageOfJsonBytes } from '../../pagination/page.js';
 import { readScopeOf } from '../../plugins/authentication.js';
 import { Employee, EmployeesParams } from '../employees/schema.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
@@ -33,8 +34,6 @@ const DELTA_DESCRIPTION =
   'Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again.';
 
 const REMOVED_JSON = (id: string) => Buffer.from(`{"id":${JSON.stringify(id)},"removed":true}`);
-const PAGE_START = Buffer.from('{"data":[');
-const COMMA = Buffer.from(',');
 
 export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app, options) => {
   const walkOf = (scope: CursorScope, query: DeltaQuery) =>
@@ -105,17 +104,11 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
       const page = deltaPage({ codec: app.cursors, scope, walk, ...read, now: options.now() });
       // Each employee's stored JSON as it is, as the list sends it: bytes joined, no
       // serialization.
-      const parts: Buffer[] = [PAGE_START];
-      page.changes.forEach(({ id, item }: Change<Buffer>, index) => {
-        if (index > 0) parts.push(COMMA);
-        parts.push(item ?? REMOVED_JSON(id));
-      });
-      parts.push(
-        Buffer.from(
-          `],"nextCursor":${JSON.stringify(page.nextCursor)},"deltaToken":${JSON.stringify(page.deltaToken)}}`,
-        ),
+      const json = pageOfJsonBytes(
+        page.changes.map(({ id, item }: Change<Buffer>) => item ?? REMOVED_JSON(id)),
+        { nextCursor: page.nextCursor, deltaToken: page.deltaToken },
       );
-      return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts) as never);
+      return reply.type('application/json; charset=utf-8').send(json as never);
     },
   });
 };

@@ -6,6 +6,7 @@ import type { Db, Dialect } from '../../db/connect.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
 import type { ReadScope } from '../api-keys/scope.js';
+import { inCycleScope } from '../merit-cycles/repository.js';
 import { withoutColumns } from './hidden-columns.js';
 import type { Employee, EmployeeAfter, EmployeeFilters } from './schema.js';
 
@@ -38,15 +39,7 @@ export async function readEmployeePage(
   page: PageRequest<EmployeeFilters, EmployeeAfter>,
 ): Promise<EmployeePageBytes | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
-  const { organizationId, cycleIds } = scope;
-  // The cycle scope is checked by the same statement as the organisation (an empty scope,
-  // which the key's checks never let through, reads nothing).
-  const inCycleScope =
-    cycleIds === null
-      ? sql``
-      : cycleIds.length === 0
-        ? sql` and false`
-        : sql` and id in (${sql.join(cycleIds)})`;
+  const { organizationId } = scope;
   // A row-value comparison is one range scan of the (…, last_name, first_name, id) index.
   const after = page.after
     ? sql` and (last_name, first_name, id) > (${page.after[0]}, ${page.after[1]}, ${page.after[2]})`
@@ -65,7 +58,7 @@ export async function readEmployeePage(
   }>`
     select exists(
         select 1 from merit_cycles
-        where organization_id = ${organizationId} and id = ${meritCycleId}${inCycleScope}
+        where organization_id = ${organizationId} and id = ${meritCycleId}${inCycleScope(scope, sql`id`)}
       ) as found, count(*) as count, ${joined} as bodies
     from (
       select body, last_name, first_name, id from merit_cycle_employees

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
 import { errorResponses, READ_METHODS } from '../../http/schemas.js';
-import { type PageRequest, resolvePageRequest } from '../../pagination/page.js';
+import { type PageRequest, pageOfJsonBytes, resolvePageRequest } from '../../pagination/page.js';
 import { readScopeOf } from '../../plugins/authentication.js';
 import { findMeritCycleRow } from '../merit-cycles/repository.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
@@ -13,8 +13,6 @@ import {
   EmployeesParams,
   ListEmployeesQuery,
 } from './schema.js';
-
-const PAGE_START = Buffer.from('{"data":[');
 
 export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
   app.route({
@@ -67,11 +65,7 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       const nextCursor = found.after ? app.cursors.encode(list, page.filters, found.after) : null;
       // The rows hold each employee's JSON text already: the page is their concatenation,
       // sent as bytes with a JSON content type, without serialization.
-      const json = Buffer.concat([
-        PAGE_START,
-        found.bodies,
-        Buffer.from(`],"nextCursor":${JSON.stringify(nextCursor)}}`),
-      ]);
+      const json = pageOfJsonBytes([found.bodies], { nextCursor });
       return reply.type('application/json; charset=utf-8').send(json as never);
     },
   });

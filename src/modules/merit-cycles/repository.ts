@@ -2,7 +2,7 @@
 // forget the tenant or the key's cycle scope, and a cycle of another organisation, or
 // outside the scope, is simply not found — by the same statement, in the database, so
 // that it takes the time of a cycle that does not exist.
-import type { ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import type { Database, MeritCycleRow } from '../../db/types.js';
 import { toIso } from '../../db/values.js';
@@ -55,6 +55,19 @@ export function readableCycles(scope: ReadScope) {
     if (scope.cycleIds.length === 0) return eb.lit(false);
     return eb.and([ofOrganization, eb('merit_cycles.id', 'in', scope.cycleIds)]);
   };
+}
+
+/**
+ * `and <the cycle is in the scope's cycle scope>` as raw SQL, for a column naming a merit
+ * cycle id (the compound statements of employee pages and deltas); nothing for a key that
+ * may read every cycle of its organisation.
+ */
+export function inCycleScope(scope: ReadScope, column: RawBuilder<unknown>): RawBuilder<unknown> {
+  const { cycleIds } = scope;
+  if (cycleIds === null) return sql``;
+  // A scope is never empty (the key's checks); should one be, it reads nothing.
+  if (cycleIds.length === 0) return sql` and 1 = 0`;
+  return sql` and ${column} in (${sql.join(cycleIds)})`;
 }
 
 export async function listMeritCycles(
