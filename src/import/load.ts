@@ -61,7 +61,7 @@ async function load(
 ): Promise<ImportSummary> {
   const now = (options.now ?? new Date()).toISOString();
   const { dialect } = database;
-  const summary = await inOrganizationTransaction(database, async (trx, lock) => {
+  return inOrganizationTransaction(database, async (trx, lock) => {
     await createStaging(trx, dialect);
     const writer = new StagingWriter(trx);
     const taken = await intake((batch) => writer.write(batch));
@@ -78,11 +78,6 @@ async function load(
     await lock(taken.root.organization.slug);
     const merged = await merge(trx, dialect, taken.root, taken.cycles, options, now);
     await dropStaging(trx, dialect);
-    // Servers on other processes learn of the commit (PostgreSQL; SQLite's own check
-    // sees it), and so does this process's response cache, below.
-    await database.revision.announce(trx);
     return merged;
   });
-  database.revision.changed();
-  return summary;
 }
