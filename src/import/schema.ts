@@ -2,18 +2,24 @@
 // Objects are strict: a misspelt field is an error, never silently dropped. Each record
 // is validated once, as it arrives, by a record schema below (Root, MeritCycleRecord,
 // Employee; intake.ts); records that repeat others are found with SQL at the end
-// (repeats.ts). `DataSet` composes the same schemas into a whole data set, for the types
-// of a data set held in memory (the demo, CSV, tests).
+// (repeats.ts).
 import { z } from 'zod';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
 import { ID_PATTERNS } from '../ids.js';
 import { ELIGIBILITY_STATUSES } from '../modules/employees/schema.js';
 import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
-import { isStorableText, jsonValueProblem, NOT_STORABLE } from './stored-text.js';
 
-// A field the database also keeps as a text column of its own (names, sorting keys):
-// storable on both databases (stored-text.ts), and of a length that fits their indexes.
+// Fields the database keeps as text columns of their own (names, sorting keys) must be
+// storable there: U+0000 cannot be stored in PostgreSQL text, and an unpaired UTF-16
+// surrogate (JSON allows "\ud800") has no UTF-8 form at all. Both are refused on either
+// database, naming the field. Inside `columns` (kept as JSON text, where JSON.stringify
+// escapes both) any JSON string is kept and served back exactly.
+export const NOT_STORABLE =
+  'must not contain the character U+0000 or an unpaired UTF-16 surrogate (\\uD800–\\uDFFF)';
+const isStorableText = (value: string) => value.isWellFormed() && !value.includes('\u0000');
+
+// Such a field is also of a length that fits the databases' indexes.
 // PostgreSQL refuses a B-tree entry over 2,704 bytes, and names are index keys there: a
 // cycle's name (unique per organisation), an employee's last and first names (the page
 // order, together with three ids), an email (unique per cycle). 200 UTF-16 code units are
@@ -63,49 +69,67 @@ const idOf = (prefix: 'mc' | 'mce') =>
     .string()
     .regex(ID_PATTERNS[prefix], { message: `must be ${prefix}_ followed by a lowercase UUID` });
 
-// Any JSON value a file can hold, within the limits of stored-text.ts. (zod's z.json()
-// walks a value recursively: a value nested a few thousand levels deep overflowed it.)
+// JSON.parse reads any depth, but a column value nested thousands of levels deep would
+// overflow the stack of whatever walks it recursively next. No real column is nested
+// beyond a few levels; 64 leaves plenty of room.
+const MAX_JSON_DEPTH = 64;
+const NOT_JSON = 'must be a JSON value (null, boolean, number, string, array or object)';
+const isPlainJson = (value: object) => {
+  const prototype = Object.getPrototypeOf(value);
+  return Array.isArray(value) || prototype === Object.prototype || prototype === null;
+};
+
+// Any JSON value a file can hold: the first reason it cannot be stored is reported — not
+// JSON (a data set held in memory is not parsed from text), a number JSON.parse turned to
+// Infinity, nesting deeper than MAX_JSON_DEPTH. Iterative, so that no input can exhaust
+// the stack here. (zod's z.json() walks a value recursively: a value nested a few
+// thousand levels deep overflowed it.)
 const JsonValue = z.unknown().superRefine((value, ctx) => {
-  const problem = jsonValueProblem(value);
-  if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  const problem = (path: (string | number)[], message: string) =>
+    ctx.addIssue({ code: 'custom', path, message });
+  const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value: current, path } = next;
+    const type = typeof current;
+    if (type === 'number' && !Number.isFinite(current)) {
+      return problem(path, 'is a number too large to store');
+    }
+    if (current === null || type === 'boolean' || type === 'number' || type === 'string') continue;
+    const object = current as object;
+    if (type !== 'object' || !isPlainJson(object)) return problem(path, NOT_JSON);
+    // Named at the value itself: a path 64 levels deep would help nobody.
+    if (path.length >= MAX_JSON_DEPTH) {
+      return problem([], `is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    // Pushed last to first, so that the first problem in the value's order is found.
+    const entries = Array.isArray(object) ? [...object.entries()] : Object.entries(object);
+    for (const [key, item] of entries.reverse()) {
+      pending.push({ value: item, path: [...path, key] });
+    }
+  }
 });
 
-// Kept as JSON text: any string JSON can say (stored-text.ts).
+// Kept as JSON text: any string JSON can say.
 const Column = z
   .strictObject({
     name: z.string(),
     type: z.string().refine(filled, notEmpty),
     value: JsonValue,
   })
-  .superRefine((column, ctx) => {
+  .superRefine(({ type, value }, ctx) => {
     // The two known types are checked; any other type carries any JSON value.
-    if (column.type === 'text' && typeof column.value !== 'string') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['value'],
-        message: 'a text column value must be a string',
-      });
+    const problem = (path: (string | number)[], message: string) =>
+      ctx.addIssue({ code: 'custom', path: ['value', ...path], message });
+    if (type === 'text' && typeof value !== 'string') {
+      problem([], 'a text column value must be a string');
     }
-    if (column.type === 'composite') {
-      const value = column.value;
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['value'],
-          message: 'a composite column value must be an object whose parts are strings',
-        });
-        return;
-      }
-      // Each bad part is named by its own path, e.g. columns.employee.value.jobLevel.
-      for (const [part, text] of Object.entries(value)) {
-        if (typeof text !== 'string') {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['value', part],
-            message: 'a composite column part must be a string',
-          });
-        }
-      }
+    if (type !== 'composite') return;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return problem([], 'a composite column value must be an object whose parts are strings');
+    }
+    // Each bad part is named by its own path, e.g. columns.employee.value.jobLevel.
+    for (const [part, text] of Object.entries(value)) {
+      if (typeof text !== 'string') problem([part], 'a composite column part must be a string');
     }
   });
 
@@ -198,9 +222,6 @@ export const MeritCycleRecord = z
   .strictObject({ ...meritCycleFields, employees: z.array(z.unknown()).optional() })
   .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder);
 
-const MeritCycle = z
-  .strictObject({ ...meritCycleFields, employees: z.array(Employee).optional() })
-  .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder);
 export type ImportMeritCycleRecord = z.output<typeof MeritCycleRecord>;
 export type ImportRoot = z.output<typeof Root>;
 
@@ -220,10 +241,10 @@ export const Root = z.strictObject({
   meritCycles: z.array(z.unknown()),
 });
 
-// Types only: a data set held in memory is loaded record by record like a file.
-const DataSet = z.strictObject({
-  organization: Organization,
-  meritCycles: z.array(MeritCycle),
-});
-export type DataSet = z.output<typeof DataSet>;
-export type DataSetInput = z.input<typeof DataSet>;
+/** A data set held in memory (the demo, CSV, tests), as given: loaded as a file is. */
+export interface DataSetInput {
+  organization: z.input<typeof Organization>;
+  meritCycles: (Omit<z.input<typeof MeritCycleRecord>, 'employees'> & {
+    employees?: z.input<typeof Employee>[];
+  })[];
+}
