@@ -123,5 +123,5 @@ async function staged(
       other: employee(row.first_cycle, row.first_index),
     });
   }
-  problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
+  problems.total += Math.max(0, Number(rows[0]?.total ?? 0) - rows.length);
 }

@@ -4,7 +4,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { CSV_MAX_BYTES, csvTooLarge } from './csv.js';
-import { fileProblem, type ImportError, inMiB, printable } from './errors.js';
+import { fileProblem, type ImportError, inMiB, printable, whereIn } from './errors.js';
 import { isOrganizationLine, ndjsonRecords } from './ndjson.js';
 import { type ImportRecord, isObject, recordsOfDataSet } from './records.js';
 import { decodeStrictly, withoutBom } from './utf8.js';
@@ -173,10 +173,7 @@ function syntaxProblem(text: string, message: string): ImportError {
         ? `Unexpected token '${char}'`
         : `Unexpected character ${shown.replace('\\u', 'U+')}`;
   }
-  const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  const column = position - before.lastIndexOf('\n');
-  return fileProblem(`not valid JSON (line ${line}, column ${column}): ${printable(what)}`);
+  return fileProblem(`not valid JSON (${whereIn(text, position)}): ${printable(what)}`);
 }
 
 /** Whether JSON.parse of `start` fails before its end (not only because it ends there). */
