@@ -6,7 +6,7 @@
 // columns are those `compplan export employees` writes, so an export can be edited and
 // loaded back; docs/import-format.md lists them.
 import { CsvError, parse } from 'csv-parse/sync';
-import { OTHER_COLUMNS } from '../export/csv.js';
+import { EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../export/csv.js';
 import {
   fileProblem,
   ImportError,
@@ -20,26 +20,13 @@ import { isObject } from './records.js';
 import type { DataSetInput } from './schema.js';
 
 type EmployeeInput = NonNullable<DataSetInput['meritCycles'][number]['employees']>[number];
-interface ColumnInput {
-  name: string;
-  type: string;
-  value: unknown;
-}
 
-/** A header cell and the employee field it fills. */
-const FIELDS: Record<string, keyof EmployeeInput | 'currencyCode.code' | 'currencyCode.value'> = {
-  id: 'id',
-  email: 'email',
-  firstName: 'firstName',
-  lastName: 'lastName',
-  preferredName: 'preferredName',
-  currencyCode: 'currencyCode.code',
-  'currencyCode.code': 'currencyCode.code',
-  'currencyCode.value': 'currencyCode.value',
-  eligibilityStatus: 'eligibilityStatus',
-};
+// The header: the columns `compplan export employees` writes (`currencyCode` also names
+// the code), `columns.KEY`, `columns.KEY.PART` and OTHER_COLUMNS.
 const REQUIRED = ['email', 'firstName', 'lastName', 'eligibilityStatus'];
 const COLUMN = /^columns\.([^.]+)(?:\.([^.]+))?$/;
+const isColumn = (name: string) =>
+  EMPLOYEE_COLUMNS.includes(name) || name === 'currencyCode' || COLUMN.test(name);
 
 // The limits of a CSV file (docs/import-format.md, "Limits"). It is read whole, then its
 // rows, then the employees made of them are held: a file of 4 MiB peaks near 300 MB
@@ -132,7 +119,7 @@ function headerProblems(header: readonly string[]): Problem[] {
   for (const name of header) {
     if (seen.has(name)) problems.push(`column "${name}" appears twice`);
     seen.add(name);
-    if (!(name in FIELDS) && !COLUMN.test(name) && name !== OTHER_COLUMNS) {
+    if (!isColumn(name)) {
       problems.push(`"${name}" is not a column of this format (see docs/import-format.md, "CSV")`);
     }
   }
@@ -179,22 +166,20 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
     const flat = new Map<string, unknown>();
     header.forEach((name, index) => {
       const value = fields[index] ?? '';
-      const field = FIELDS[name];
-      if (field === 'currencyCode.code') currency.code = value;
-      else if (field === 'currencyCode.value') {
-        if (value !== '') currency.value = value;
-      } else if (field === 'preferredName') employee.preferredName = value === '' ? null : value;
-      else if (field === 'id') {
-        if (value !== '') employee.id = value;
-      } else if (field) employee[field] = value;
-      else if (name === OTHER_COLUMNS) {
+      if (name === OTHER_COLUMNS) {
         if (value === '') return;
         const others = parseObject(value);
         if (others === undefined) report(line, 'must be a JSON object', name);
         else for (const [key, other] of Object.entries(others)) flat.set(key, other);
-      } else if (value !== '') flat.set(name, value);
+      } else if (name.startsWith('columns.')) {
+        if (value !== '') flat.set(name, value);
+      } else if (name === 'currencyCode' || name === 'currencyCode.code') currency.code = value;
+      else if (name === 'currencyCode.value') {
+        if (value !== '') currency.value = value;
+      } else if (name === 'preferredName') employee.preferredName = value === '' ? null : value;
+      else if (name !== 'id' || value !== '') employee[name] = value;
     });
-    const columns: Record<string, ColumnInput> = {};
+    const columns: Record<string, { name: string; type: string; value: unknown }> = {};
     for (const [name, value] of flat) {
       const [, key, part] = COLUMN.exec(name) ?? [];
       if (key === undefined) {
