@@ -24,19 +24,14 @@ import { MATCHES, STAGING } from './staging.js';
 
 type Tx = Kysely<Database>;
 
-interface Counts {
-  created: number;
-  updated: number;
-  unchanged: number;
-}
-type Outcome = keyof Counts;
-type EmployeeCounts = Counts & { removed: number };
-export type OrganizationField = 'name' | 'apiKeysEnabled';
+type Outcome = 'created' | 'updated' | 'unchanged';
+type EmployeeCounts = Record<Outcome | 'removed', number>;
+type OrganizationField = 'name' | 'apiKeysEnabled';
 
 export interface ImportSummary {
   /** `changed`: the fields of a stored organisation the import changed (none when created). */
   organization: { slug: string; created: boolean; changed: OrganizationField[] };
-  meritCycles: Counts;
+  meritCycles: Record<Outcome, number>;
   employees: EmployeeCounts;
 }
 
@@ -60,15 +55,15 @@ export async function merge(
   options: ImportOptions,
   now: string,
 ): Promise<ImportSummary> {
-  const organization = await upsertOrganization(trx, root.organization, now);
+  const { id: organizationId, ...organization } = await upsertOrganization(
+    trx,
+    root.organization,
+    now,
+  );
   // After the import lock: the organisation's changes are stamped in commit order.
-  const change = await OrganizationChange.begin(trx, dialect, organization.id, now);
+  const change = await OrganizationChange.begin(trx, dialect, organizationId, now);
   const summary: ImportSummary = {
-    organization: {
-      slug: root.organization.slug,
-      created: organization.created,
-      changed: organization.changed,
-    },
+    organization: { slug: root.organization.slug, ...organization },
     meritCycles: { created: 0, updated: 0, unchanged: 0 },
     employees: { created: 0, updated: 0, unchanged: 0, removed: 0 },
   };
@@ -95,7 +90,7 @@ export async function merge(
   }
   await change.finish(trx, options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS);
   // Webhook events, in this transaction: none for an import that fails (src/webhooks).
-  await recordImportEvents(trx, organization.id, changes, now);
+  await recordImportEvents(trx, organizationId, changes, now);
   return summary;
 }
 
@@ -103,7 +98,7 @@ async function upsertOrganization(
   trx: Tx,
   input: ImportRoot['organization'],
   now: string,
-): Promise<{ id: string; created: boolean; changed: OrganizationField[] }> {
+): Promise<Omit<ImportSummary['organization'], 'slug'> & { id: string }> {
   const existing = await trx
     .selectFrom('organizations')
     .selectAll()
@@ -190,16 +185,12 @@ async function upsertMeritCycle(
     await forgetRemovedCycle(trx, organizationId, id);
     return { id, outcome: 'created' };
   }
-  const stored: typeof fields = {
-    name: existing.name,
-    status: existing.status as typeof fields.status,
-    start_date: toIso(existing.start_date),
-    end_date: toIso(existing.end_date),
-    created_date: toIso(existing.created_date),
-    currency: existing.currency,
-    exchange_rates: existing.exchange_rates,
-  };
-  if (JSON.stringify(stored) === JSON.stringify(fields)) return { id, outcome: 'unchanged' };
+  const stored = (column: keyof typeof fields) =>
+    column.endsWith('_date') ? toIso(existing[column]) : existing[column];
+  const keys = Object.keys(fields) as (keyof typeof fields)[];
+  if (keys.every((column) => fields[column] === stored(column))) {
+    return { id, outcome: 'unchanged' };
+  }
   await trx.updateTable('merit_cycles').set(values).where('id', '=', id).execute();
   change.used(1);
   return { id, outcome: 'updated' };
