@@ -37,7 +37,6 @@ export const CSV_MAX_BYTES = 4 * 1024 * 1024;
 export const CSV_MAX_ROWS = 50_000;
 const FOR_NDJSON = 'the limit for a CSV import (one merit cycle); give a larger data set as NDJSON';
 
-/** The problem of a CSV file that passes CSV_MAX_BYTES. */
 export const csvTooLarge = () =>
   fileProblem(`the file is larger than ${inMiB(CSV_MAX_BYTES)}, ${FOR_NDJSON}`);
 
@@ -184,19 +183,19 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
       const [, key, part] = COLUMN.exec(name) ?? [];
       if (key === undefined) {
         report(line, `"${name}" is not a column name`, OTHER_COLUMNS);
-      } else if (part === undefined) {
-        // A value from columns.other that is not text keeps its JSON value, as type json.
-        const type = typeof value === 'string' ? 'text' : 'json';
-        columns[key] = { name: columnDisplayName(key), type, value };
-      } else {
-        const existing = columns[key];
-        const parts = existing?.type === 'composite' ? (existing.value as object) : {};
-        columns[key] = {
-          name: columnDisplayName(key),
-          type: 'composite',
-          value: { ...parts, [part]: value },
-        };
+        continue;
       }
+      const existing = columns[key];
+      const parts = existing?.type === 'composite' ? (existing.value as object) : {};
+      // A value from columns.other that is not text keeps its JSON value, as type json.
+      columns[key] =
+        part === undefined
+          ? {
+              name: columnDisplayName(key),
+              type: typeof value === 'string' ? 'text' : 'json',
+              value,
+            }
+          : { name: columnDisplayName(key), type: 'composite', value: { ...parts, [part]: value } };
     }
     employee.currencyCode = currency.value === undefined ? (currency.code ?? '') : currency;
     employee.columns = columns;
@@ -210,10 +209,8 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+    if (isObject(value)) return value;
+  } catch {}
 }
 
 /** The CSV column a field of an employee came from (the path below the employee). */

@@ -47,7 +47,6 @@ export async function openSource(file: string): Promise<Source> {
   }
 }
 
-/** The bytes of a source, in chunks of 64 KiB. */
 export function readableOf(source: Source): Readable {
   return source === 'stdin'
     ? process.stdin
@@ -102,9 +101,7 @@ export async function recordsOfStream(
   }
   const rest = (async function* () {
     yield* head;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      yield next.value;
-    }
+    yield* { [Symbol.asyncIterator]: () => iterator };
   })();
   return isOrganizationLine(firstLine) ? ndjsonRecords(rest) : jsonRecords(rest);
 }
@@ -135,14 +132,9 @@ function parseDataSet(text: string): object {
     throw syntaxProblem(text, (error as Error).message);
   }
   if (isObject(value)) return value;
-  const kind = Array.isArray(value)
-    ? 'an array'
-    : value === null
-      ? 'null'
-      : typeof value === 'boolean'
-        ? 'true or false'
-        : `a ${typeof value}`;
-  throw fileProblem(`(the file): must be a JSON object (a data set), not ${kind}`);
+  const kind = { object: value === null ? 'null' : 'an array', boolean: 'true or false' };
+  const what = kind[typeof value as keyof typeof kind] ?? `a ${typeof value}`;
+  throw fileProblem(`(the file): must be a JSON object (a data set), not ${what}`);
 }
 
 const END = 'Unexpected end of JSON input';
