@@ -13,9 +13,10 @@ import {
 import { DEFAULT_CHANGE_RETENTION_DAYS } from '../config.js';
 import type { Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
-import { fromBoolean, toBoolean, toIso } from '../db/values.js';
+import { toIso } from '../db/values.js';
 import { newId } from '../ids.js';
 import { storedBodySql } from '../modules/employees/stored-body.js';
+import { findOrganizationBySlug, saveOrganization } from '../modules/organizations/repository.js';
 import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
 import { ImportError, type Path } from './errors.js';
 import type { CycleState } from './intake.js';
@@ -99,39 +100,19 @@ async function upsertOrganization(
   input: ImportRoot['organization'],
   now: string,
 ): Promise<Omit<ImportSummary['organization'], 'slug'> & { id: string }> {
-  const existing = await trx
-    .selectFrom('organizations')
-    .selectAll()
-    .where('slug', '=', input.slug)
-    .executeTakeFirst();
-  if (!existing) {
-    const id = newId('org');
-    const apiKeysEnabled = fromBoolean(input.apiKeysEnabled ?? false);
-    await trx
-      .insertInto('organizations')
-      .values({
-        id,
-        slug: input.slug,
-        name: input.name,
-        api_keys_enabled: apiKeysEnabled,
-        created_at: now,
-      })
-      .execute();
-    return { id, created: true, changed: [] };
-  }
+  const existing = await findOrganizationBySlug(trx, input.slug);
   // An absent apiKeysEnabled leaves the organisation's setting as it is.
-  const apiKeysEnabled = input.apiKeysEnabled ?? toBoolean(existing.api_keys_enabled);
-  const changed: OrganizationField[] = [];
-  if (existing.name !== input.name) changed.push('name');
-  if (apiKeysEnabled !== toBoolean(existing.api_keys_enabled)) changed.push('apiKeysEnabled');
-  if (changed.length > 0) {
-    await trx
-      .updateTable('organizations')
-      .set({ name: input.name, api_keys_enabled: fromBoolean(apiKeysEnabled) })
-      .where('id', '=', existing.id)
-      .execute();
-  }
-  return { id: existing.id, created: false, changed };
+  const organization = {
+    ...(existing ?? { id: newId('org'), createdAt: now }),
+    slug: input.slug,
+    name: input.name,
+    apiKeysEnabled: input.apiKeysEnabled ?? existing?.apiKeysEnabled ?? false,
+  };
+  const changed = (['name', 'apiKeysEnabled'] as const).filter(
+    (field) => existing && existing[field] !== organization[field],
+  );
+  if (!existing || changed.length > 0) await saveOrganization(trx, organization, !existing);
+  return { id: organization.id, created: !existing, changed };
 }
 
 /** A cycle matched by id where given, else by organisation and name; written if changed. */
@@ -196,12 +177,9 @@ async function upsertMeritCycle(
   return { id, outcome: 'updated' };
 }
 
-const STAGED_COLUMNS = sql.raw(
-  'email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status',
-);
-const staged = sql.raw(
-  's.email, s.email_key, s.first_name, s.last_name, s.preferred_name, s.currency_code, s.currency_name, s.eligibility_status',
-);
+// What an employee row takes from its staged row as it is.
+const COPIED =
+  'email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status';
 
 // New rows are inserted in the order of the employees list (cycle, last name, first
 // name, id; PostgreSQL compares those as "C", migration 0001): the order of SQLite's
@@ -244,8 +222,9 @@ async function mergeEmployees(
     sql.raw(`${change.nextStamp - 1} + row_number() over (order by ${order})`);
   const insert = (id: string, order: string, from: RawBuilder<unknown>) =>
     run(sql`insert into merit_cycle_employees
-        (id, organization_id, merit_cycle_id, change_seq, ${STAGED_COLUMNS}, body)
-      select ${sql.raw(id)}, ${text(organizationId)}, ${text(meritCycleId)}, ${stamps(order)}, ${staged},
+        (id, organization_id, merit_cycle_id, change_seq, ${sql.raw(COPIED)}, body)
+      select ${sql.raw(id)}, ${text(organizationId)}, ${text(meritCycleId)}, ${stamps(order)},
+             ${sql.raw(COPIED.replace(/\w+/g, 's.$&'))},
              ${sql.raw(storedBodySql(id, 's.body_tail'))}
         ${from} order by ${sql.raw(order)}`);
 
