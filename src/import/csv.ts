@@ -48,7 +48,7 @@ const SYNTAX: Record<string, string> = {
   CSV_QUOTE_NOT_CLOSED: 'a quoted field is never closed',
 };
 
-export interface CsvRecord {
+interface CsvRecord {
   /** The line of the file the record starts on (the header is line 1). */
   line: number;
   fields: string[];
@@ -97,7 +97,7 @@ const lastLine = (records: CsvRecord[]) => {
 const newlines = (text: string) => text.split(/\r\n|\n|\r/).length - 1;
 
 /** `department` → `Department`, `costCenter` → `Cost center`: a column's display name. */
-export function columnDisplayName(key: string): string {
+function columnDisplayName(key: string): string {
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/[_-]+/g, ' ')
@@ -106,7 +106,7 @@ export function columnDisplayName(key: string): string {
 }
 
 /** Where each employee of the data set came from, to name it in problems. */
-export interface CsvSource {
+interface CsvSource {
   lines: number[];
   header: string[];
 }

@@ -58,7 +58,7 @@ export function whereIn(text: string, index: number, first = 1): string {
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** `['meritCycles', 0, 'employees', 3, 'email']` → `meritCycles[0].employees[3].email`. */
-export function jsonPath(path: Path): string {
+function jsonPath(path: Path): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;

@@ -133,7 +133,7 @@ const Column = z
     }
   });
 
-export const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
+const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
 type ColumnsShape = z.output<typeof ColumnsShape>;
 
 // Columns are checked against ColumnsShape but kept as the very object that was parsed:
@@ -225,7 +225,7 @@ export const MeritCycleRecord = z
 export type ImportMeritCycleRecord = z.output<typeof MeritCycleRecord>;
 export type ImportRoot = z.output<typeof Root>;
 
-export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const Organization = z.strictObject({
   slug: z.string().regex(SLUG_PATTERN, {

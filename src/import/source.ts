@@ -54,7 +54,7 @@ export function readableOf(source: Source): Readable {
 }
 
 /** A whole file of at most `limit` bytes, as text; `tooLarge` once it passes the limit. */
-export async function readWhole(
+async function readWhole(
   chunks: AsyncIterable<Uint8Array>,
   limit: number,
   tooLarge: () => ImportError,

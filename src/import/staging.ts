@@ -23,7 +23,7 @@ export const BATCH_ROWS = 500;
 // created with when it matches no stored employee, then what a write needs — null for a row
 // staged after a problem was found, which only the checks read — `body_tail` last (the
 // text after the id, stored-body.ts; a PostgreSQL batch sends those apart).
-export const STAGED = [
+const STAGED = [
   'seq',
   'cycle_index',
   'employee_index',
