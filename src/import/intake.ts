@@ -110,15 +110,17 @@ export async function takeRecords(
       state.listsEmployees = true;
       state.employees++;
       const result = Employee.safeParse(record.value);
-      const path: Path = ['meritCycles', record.cycle, 'employees', record.index];
-      if (!result.success) refuse(problemsOfIssues(result.error.issues, path, line), state);
+      if (!result.success) {
+        const path: Path = ['meritCycles', record.cycle, 'employees', record.index];
+        refuse(problemsOfIssues(result.error.issues, path, line), state);
+        continue;
+      }
       // After a problem of the input's shape nothing else is reported: nothing is staged.
       // After a record's problem, rows are still staged for the repeats to be found, but
       // without the columns only a write would need.
-      else if (outcome.shapeProblemCount === 0) {
-        batch.push(stagedRow(result.data, seq++, record, outcome.recordProblems === 0));
-        if (batch.length >= BATCH_ROWS) await stage(toBatch(dialect, batch.splice(0)));
-      }
+      if (outcome.shapeProblemCount > 0) continue;
+      batch.push(stagedRow(result.data, seq++, record, outcome.recordProblems === 0));
+      if (batch.length >= BATCH_ROWS) await stage(toBatch(dialect, batch.splice(0)));
     }
   }
   if (batch.length > 0) await stage(toBatch(dialect, batch));

@@ -85,29 +85,41 @@ const isPlainJson = (value: object) => {
 // the stack here. (zod's z.json() walks a value recursively: a value nested a few
 // thousand levels deep overflowed it.)
 const JsonValue = z.unknown().superRefine((value, ctx) => {
-  const problem = (path: (string | number)[], message: string) =>
-    ctx.addIssue({ code: 'custom', path, message });
-  const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  const problem = jsonValueProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+});
+
+type Walked = { value: unknown; path: (string | number)[] };
+
+function jsonValueProblem(value: unknown): { path: Walked['path']; message: string } | undefined {
+  const pending: Walked[] = [{ value, path: [] }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value: current, path } = next;
-    const type = typeof current;
-    if (type === 'number' && !Number.isFinite(current)) {
-      return problem(path, 'is a number too large to store');
+    if (current === null || typeof current === 'boolean' || typeof current === 'string') continue;
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current)) return { path, message: 'is a number too large to store' };
+      continue;
     }
-    if (current === null || type === 'boolean' || type === 'number' || type === 'string') continue;
-    const object = current as object;
-    if (type !== 'object' || !isPlainJson(object)) return problem(path, NOT_JSON);
+    if (typeof current !== 'object' || !isPlainJson(current)) return { path, message: NOT_JSON };
     // Named at the value itself: a path 64 levels deep would help nobody.
     if (path.length >= MAX_JSON_DEPTH) {
-      return problem([], `is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      return { path: [], message: `is nested deeper than ${MAX_JSON_DEPTH} levels` };
     }
     // Pushed last to first, so that the first problem in the value's order is found.
-    const entries = Array.isArray(object) ? [...object.entries()] : Object.entries(object);
-    for (const [key, item] of entries.reverse()) {
+    if (Array.isArray(current)) {
+      for (let index = current.length - 1; index >= 0; index--) {
+        pending.push({ value: current[index], path: [...path, index] });
+      }
+      continue;
+    }
+    const entries = Object.entries(current);
+    for (let index = entries.length - 1; index >= 0; index--) {
+      const [key, item] = entries[index] as [string, unknown];
       pending.push({ value: item, path: [...path, key] });
     }
   }
-});
+  return undefined;
+}
 
 // Kept as JSON text: any string JSON can say.
 const Column = z
@@ -118,18 +130,24 @@ const Column = z
   })
   .superRefine(({ type, value }, ctx) => {
     // The two known types are checked; any other type carries any JSON value.
-    const problem = (path: (string | number)[], message: string) =>
-      ctx.addIssue({ code: 'custom', path: ['value', ...path], message });
     if (type === 'text' && typeof value !== 'string') {
-      problem([], 'a text column value must be a string');
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value'],
+        message: 'a text column value must be a string',
+      });
     }
     if (type !== 'composite') return;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      return problem([], 'a composite column value must be an object whose parts are strings');
+      const message = 'a composite column value must be an object whose parts are strings';
+      return ctx.addIssue({ code: 'custom', path: ['value'], message });
     }
     // Each bad part is named by its own path, e.g. columns.employee.value.jobLevel.
     for (const [part, text] of Object.entries(value)) {
-      if (typeof text !== 'string') problem([part], 'a composite column part must be a string');
+      if (typeof text !== 'string') {
+        const message = 'a composite column part must be a string';
+        ctx.addIssue({ code: 'custom', path: ['value', part], message });
+      }
     }
   });
 
