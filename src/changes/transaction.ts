@@ -1,6 +1,7 @@
 // The transaction every change of an organisation's data runs in (an import, the removal
 // of a merit cycle; change.ts): no other change of the organisation can interleave with
-// it, so its stamps follow commit order.
+// it, so its stamps follow commit order; and what may have changed the data the API
+// shows, so it is announced here (src/db/data-revision.ts).
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { Database } from '../db/types.js';
@@ -15,9 +16,25 @@ export const SQLITE_CHANGE_CACHE_KIB = 64 * 1024;
 /**
  * Runs `work` in a transaction that no other change can interleave with: SQLite takes the
  * write lock at BEGIN IMMEDIATE; PostgreSQL takes a per-organisation advisory lock when
- * `lock(slug)` is called — before any stored row of the organisation is read.
+ * `lock(slug)` is called — before any stored row of the organisation is read. Once `work`
+ * has succeeded, servers on other processes learn of the commit (PostgreSQL: a
+ * notification sent only if it commits; SQLite's own check sees it), and so does this
+ * process's response cache once it has committed.
  */
 export async function inOrganizationTransaction<T>(
+  database: DatabaseHandle,
+  work: (trx: Tx, lock: (slug: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  const result = await inTransaction(database, async (trx, lock) => {
+    const result = await work(trx, lock);
+    await database.revision.announce(trx);
+    return result;
+  });
+  database.revision.changed();
+  return result;
+}
+
+async function inTransaction<T>(
   { db, dialect }: DatabaseHandle,
   work: (trx: Tx, lock: (slug: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {

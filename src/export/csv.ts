@@ -6,6 +6,18 @@
 /** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
 export const OTHER_COLUMNS = 'columns.other';
 
+/** An employee's own columns, before its `columns.…`: what the CSV import reads back. */
+export const EMPLOYEE_COLUMNS = [
+  'id',
+  'email',
+  'firstName',
+  'lastName',
+  'preferredName',
+  'currencyCode.code',
+  'currencyCode.value',
+  'eligibilityStatus',
+];
+
 /** One field, quoted when it has to be. null and undefined are empty fields. */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';

@@ -17,7 +17,7 @@ import {
   type MeritCycleEmployee,
   type MeritCycleStatus,
 } from '@compplan/client';
-import { csvRow, flattenColumns, OTHER_COLUMNS, orderColumns } from './csv.js';
+import { csvRow, EMPLOYEE_COLUMNS, flattenColumns, OTHER_COLUMNS, orderColumns } from './csv.js';
 
 export const EXPORT_KINDS = ['merit-cycles', 'employees', 'exchange-rates'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -95,16 +95,6 @@ function newState(request: ExportRequest): ExportState {
 }
 
 const MERIT_CYCLE_COLUMNS = ['id', 'name', 'status', 'startDate', 'endDate', 'createdDate'];
-const EMPLOYEE_COLUMNS = [
-  'id',
-  'email',
-  'firstName',
-  'lastName',
-  'preferredName',
-  'currencyCode.code',
-  'currencyCode.value',
-  'eligibilityStatus',
-];
 /** A delta's removals: the row of a removed item has its id and this column, true. */
 const REMOVED_COLUMN = 'removed';
 const EXCHANGE_RATE_COLUMNS = ['base', 'currency', 'rate'];

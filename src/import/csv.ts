@@ -6,7 +6,7 @@
 // columns are those `compplan export employees` writes, so an export can be edited and
 // loaded back; docs/import-format.md lists them.
 import { CsvError, parse } from 'csv-parse/sync';
-import { OTHER_COLUMNS } from '../export/csv.js';
+import { EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../export/csv.js';
 import {
   fileProblem,
   ImportError,
@@ -20,26 +20,13 @@ import { isObject } from './records.js';
 import type { DataSetInput } from './schema.js';
 
 type EmployeeInput = NonNullable<DataSetInput['meritCycles'][number]['employees']>[number];
-interface ColumnInput {
-  name: string;
-  type: string;
-  value: unknown;
-}
 
-/** A header cell and the employee field it fills. */
-const FIELDS: Record<string, keyof EmployeeInput | 'currencyCode.code' | 'currencyCode.value'> = {
-  id: 'id',
-  email: 'email',
-  firstName: 'firstName',
-  lastName: 'lastName',
-  preferredName: 'preferredName',
-  currencyCode: 'currencyCode.code',
-  'currencyCode.code': 'currencyCode.code',
-  'currencyCode.value': 'currencyCode.value',
-  eligibilityStatus: 'eligibilityStatus',
-};
+// The header: the columns `compplan export employees` writes (`currencyCode` also names
+// the code), `columns.KEY`, `columns.KEY.PART` and OTHER_COLUMNS.
 const REQUIRED = ['email', 'firstName', 'lastName', 'eligibilityStatus'];
 const COLUMN = /^columns\.([^.]+)(?:\.([^.]+))?$/;
+const isColumn = (name: string) =>
+  EMPLOYEE_COLUMNS.includes(name) || name === 'currencyCode' || COLUMN.test(name);
 
 // The limits of a CSV file (docs/import-format.md, "Limits"). It is read whole, then its
 // rows, then the employees made of them are held: a file of 4 MiB peaks near 300 MB
@@ -50,7 +37,6 @@ export const CSV_MAX_BYTES = 4 * 1024 * 1024;
 export const CSV_MAX_ROWS = 50_000;
 const FOR_NDJSON = 'the limit for a CSV import (one merit cycle); give a larger data set as NDJSON';
 
-/** The problem of a CSV file that passes CSV_MAX_BYTES. */
 export const csvTooLarge = () =>
   fileProblem(`the file is larger than ${inMiB(CSV_MAX_BYTES)}, ${FOR_NDJSON}`);
 
@@ -62,7 +48,7 @@ const SYNTAX: Record<string, string> = {
   CSV_QUOTE_NOT_CLOSED: 'a quoted field is never closed',
 };
 
-export interface CsvRecord {
+interface CsvRecord {
   /** The line of the file the record starts on (the header is line 1). */
   line: number;
   fields: string[];
@@ -111,7 +97,7 @@ const lastLine = (records: CsvRecord[]) => {
 const newlines = (text: string) => text.split(/\r\n|\n|\r/).length - 1;
 
 /** `department` → `Department`, `costCenter` → `Cost center`: a column's display name. */
-export function columnDisplayName(key: string): string {
+function columnDisplayName(key: string): string {
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/[_-]+/g, ' ')
@@ -120,7 +106,7 @@ export function columnDisplayName(key: string): string {
 }
 
 /** Where each employee of the data set came from, to name it in problems. */
-export interface CsvSource {
+interface CsvSource {
   lines: number[];
   header: string[];
 }
@@ -132,7 +118,7 @@ function headerProblems(header: readonly string[]): Problem[] {
   for (const name of header) {
     if (seen.has(name)) problems.push(`column "${name}" appears twice`);
     seen.add(name);
-    if (!(name in FIELDS) && !COLUMN.test(name) && name !== OTHER_COLUMNS) {
+    if (!isColumn(name)) {
       problems.push(`"${name}" is not a column of this format (see docs/import-format.md, "CSV")`);
     }
   }
@@ -179,39 +165,37 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
     const flat = new Map<string, unknown>();
     header.forEach((name, index) => {
       const value = fields[index] ?? '';
-      const field = FIELDS[name];
-      if (field === 'currencyCode.code') currency.code = value;
-      else if (field === 'currencyCode.value') {
-        if (value !== '') currency.value = value;
-      } else if (field === 'preferredName') employee.preferredName = value === '' ? null : value;
-      else if (field === 'id') {
-        if (value !== '') employee.id = value;
-      } else if (field) employee[field] = value;
-      else if (name === OTHER_COLUMNS) {
+      if (name === OTHER_COLUMNS) {
         if (value === '') return;
         const others = parseObject(value);
         if (others === undefined) report(line, 'must be a JSON object', name);
         else for (const [key, other] of Object.entries(others)) flat.set(key, other);
-      } else if (value !== '') flat.set(name, value);
+      } else if (name.startsWith('columns.')) {
+        if (value !== '') flat.set(name, value);
+      } else if (name === 'currencyCode' || name === 'currencyCode.code') currency.code = value;
+      else if (name === 'currencyCode.value') {
+        if (value !== '') currency.value = value;
+      } else if (name === 'preferredName') employee.preferredName = value === '' ? null : value;
+      else if (name !== 'id' || value !== '') employee[name] = value;
     });
-    const columns: Record<string, ColumnInput> = {};
+    const columns: Record<string, { name: string; type: string; value: unknown }> = {};
     for (const [name, value] of flat) {
       const [, key, part] = COLUMN.exec(name) ?? [];
       if (key === undefined) {
         report(line, `"${name}" is not a column name`, OTHER_COLUMNS);
-      } else if (part === undefined) {
-        // A value from columns.other that is not text keeps its JSON value, as type json.
-        const type = typeof value === 'string' ? 'text' : 'json';
-        columns[key] = { name: columnDisplayName(key), type, value };
-      } else {
-        const existing = columns[key];
-        const parts = existing?.type === 'composite' ? (existing.value as object) : {};
-        columns[key] = {
-          name: columnDisplayName(key),
-          type: 'composite',
-          value: { ...parts, [part]: value },
-        };
+        continue;
       }
+      const existing = columns[key];
+      const parts = existing?.type === 'composite' ? (existing.value as object) : {};
+      // A value from columns.other that is not text keeps its JSON value, as type json.
+      columns[key] =
+        part === undefined
+          ? {
+              name: columnDisplayName(key),
+              type: typeof value === 'string' ? 'text' : 'json',
+              value,
+            }
+          : { name: columnDisplayName(key), type: 'composite', value: { ...parts, [part]: value } };
     }
     employee.currencyCode = currency.value === undefined ? (currency.code ?? '') : currency;
     employee.columns = columns;
@@ -225,10 +209,8 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+    if (isObject(value)) return value;
+  } catch {}
 }
 
 /** The CSV column a field of an employee came from (the path below the employee). */

@@ -49,10 +49,16 @@ export const inMiB = (bytes: number) => `${bytes / 2 ** 20} MiB`;
 export const fileProblem = (message: string): ImportError =>
   new ImportError([{ path: [], message }]);
 
+/** `line 3, column 14`: where character `index` of `text` stands (its first line `first`). */
+export function whereIn(text: string, index: number, first = 1): string {
+  const before = text.slice(0, index);
+  return `line ${before.split('\n').length + first - 1}, column ${index - before.lastIndexOf('\n')}`;
+}
+
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** `['meritCycles', 0, 'employees', 3, 'email']` → `meritCycles[0].employees[3].email`. */
-export function jsonPath(path: Path): string {
+function jsonPath(path: Path): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;
@@ -105,7 +111,10 @@ function compare(a: Problem, b: Problem): number {
  * with a problem on every line must not fill memory), and how many there were.
  */
 export class ProblemList {
-  /** `kept` and `total` of a list that crossed from a worker thread as plain data. */
+  /**
+   * `kept` and `total` of a list that crossed from a worker thread as plain data; `total`
+   * also counts problems found but not kept (the checks across records cap their queries).
+   */
   constructor(
     readonly kept: Problem[] = [],
     public total = 0,
@@ -115,11 +124,6 @@ export class ProblemList {
     this.total++;
     this.kept.push(problem);
     if (this.kept.length >= 2 * MAX_PROBLEMS) this.trim();
-  }
-
-  /** Counts problems found but not kept (the checks across records cap their queries). */
-  addUncounted(count: number): void {
-    this.total += count;
   }
 
   error(): ImportError {

@@ -3,15 +3,13 @@
 // core; here the worker parses and checks while the import's thread, which holds the
 // transaction, writes the batches it sends (docs/benchmarks.md, "Import").
 //
-// One module, both sides: `IntakeWorker` in the import's thread starts this file again as
-// the worker and hands it the input: a file's handle, which the worker reads itself (the
+// One module, both sides. The worker is handed a file's handle, which it reads itself (the
 // import's thread, busy writing, must not be what the reading waits for), or standard
 // input as a web stream read by the import's thread (only that thread can stop waiting for
-// a pipe; a worker waiting for one would keep the process from ending). The worker sends
-// each batch, then its outcome or its failure. Each batch is acknowledged once written,
-// and the worker sends at most BATCHES_AHEAD unacknowledged: a slow database slows the
-// reading instead of filling memory.
-
+// a pipe; a worker waiting for one would keep the process from ending). It sends each
+// batch, then its outcome or its failure; each batch is acknowledged once written, and at
+// most BATCHES_AHEAD go unacknowledged: a slow database slows the reading instead of
+// filling memory.
 import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import {
@@ -30,12 +28,8 @@ import type { StagedBatch } from './staging.js';
 const BATCHES_AHEAD = 2;
 const MARK = 'compplan import intake';
 
-interface Start {
-  mark: typeof MARK;
-  /** The file's name: NDJSON by its extension (source.ts). */
-  name: string;
-  dialect: Dialect;
-}
+/** `name`: the file's name, NDJSON by its extension (source.ts). */
+type Start = { mark: typeof MARK; name: string; dialect: Dialect };
 
 type FromWorker =
   | { batch: StagedBatch }
@@ -53,8 +47,8 @@ export class IntakeWorker {
   private readonly worker: Worker;
 
   constructor(name: string, dialect: Dialect) {
-    const start: Start = { mark: MARK, name, dialect };
-    this.worker = new Worker(new URL('./intake-worker.js', import.meta.url), { workerData: start });
+    const workerData: Start = { mark: MARK, name, dialect };
+    this.worker = new Worker(new URL('./intake-worker.js', import.meta.url), { workerData });
   }
 
   /** Ends the thread, whether it was taken or not (a command that failed before). */
@@ -83,11 +77,11 @@ export class IntakeWorker {
       const abort = () => fail(signal?.reason);
       if (signal?.aborted) return abort();
       signal?.addEventListener('abort', abort, { once: true });
-      // One write at a time, in the order the batches come.
+      // One write at a time, in the order the batches come; none once it has failed (the
+      // transaction is being rolled back).
       let writing = Promise.resolve();
       worker.on('message', (message: FromWorker) => {
         if ('batch' in message) {
-          // Not once it has failed: the transaction is being rolled back.
           writing = writing
             .then(() => (settled ? undefined : stage(message.batch)))
             .then(() => worker.postMessage('written'))
@@ -111,23 +105,26 @@ export class IntakeWorker {
 /** The worker's side: read, parse and validate the source it is given; send the batches. */
 async function intake(port: NonNullable<typeof parentPort>, { name, dialect }: Start) {
   const post = (message: FromWorker) => port.postMessage(message);
-  let credits = BATCHES_AHEAD;
-  let wake = () => {};
   const input = await new Promise<FileHandle | ReadableStream<Uint8Array>>((resolve) =>
     port.once('message', resolve),
   );
-  const bytes = input instanceof ReadableStream ? input : readableOf(input);
+  let credits = BATCHES_AHEAD;
+  let wake = () => {};
   port.on('message', () => {
     credits++;
     wake();
   });
   try {
-    const records = await recordsOfStream(name, bytes);
-    const outcome = await takeRecords(records, dialect, async (batch) => {
-      while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
-      credits--;
-      post({ batch });
-    });
+    const bytes = input instanceof ReadableStream ? input : readableOf(input);
+    const outcome = await takeRecords(
+      await recordsOfStream(name, bytes),
+      dialect,
+      async (batch) => {
+        while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+        credits--;
+        post({ batch });
+      },
+    );
     post({ outcome });
   } catch (error) {
     post(

@@ -1,9 +1,8 @@
 // Step 1 of an import (load.ts): each record validated once, as it arrives, by the record
-// schemas of schema.ts; each valid employee turned into a staging row; rows handed on in
-// batches (staging.ts) to be written to the staging table. The organisation and the merit
-// cycles (a few hundred at most) are kept; employees never are. No database here: for a
-// file this runs in a worker thread (intake-worker.ts) while the import's own thread writes the
-// batches, and for a data set in memory in the import's thread.
+// schemas of schema.ts; each valid employee turned into a staging row, handed on in
+// batches (staging.ts). The organisation and the merit cycles (a few hundred at most) are
+// kept; employees never are. No database here: for a file this runs in a worker thread
+// (intake-worker.ts) while the import's own thread writes the batches.
 import type { Dialect } from '../db/connect.js';
 import { newId } from '../ids.js';
 import { storedBodyTail } from '../modules/employees/stored-body.js';
@@ -24,7 +23,7 @@ import {
   MeritCycleRecord,
   Root,
 } from './schema.js';
-import { BATCH_ROWS, BatchBuilder, type StagedBatch, type StagedRow } from './staging.js';
+import { BATCH_ROWS, type StagedBatch, type StagedRow, toBatch } from './staging.js';
 
 // The merit cycles of a data set are held in memory until the merge (a few hundred bytes
 // each); so that no file can grow that without bound, a data set (one organisation) has at
@@ -80,7 +79,7 @@ export async function takeRecords(
     rootSeen: false,
     cycles: [],
   };
-  const batch = new BatchBuilder(dialect);
+  const batch: StagedRow[] = [];
   let seq = 0;
   const refuse = (issues: Problem[], state?: CycleState) => {
     outcome.recordProblems++;
@@ -88,63 +87,54 @@ export async function takeRecords(
     for (const problem of issues) problems.add(problem);
   };
   for await (const record of records) {
-    if (record.kind === 'problem') {
+    const { kind, line } = record;
+    if (kind === 'problem') {
       if (outcome.shapeProblemCount++ < MAX_PROBLEMS) {
-        outcome.shapeProblems.push({ path: [], line: record.line, message: record.message });
+        outcome.shapeProblems.push({ path: [], line, message: record.message });
       }
-      continue;
-    }
-    if (record.kind === 'root') {
+    } else if (kind === 'root') {
       outcome.rootSeen = true;
       const result = Root.safeParse(record.value);
       if (result.success) outcome.root = result.data;
-      else refuse(problemsOfIssues(result.error.issues, [], record.line));
-      continue;
-    }
-    const state = cycleState(
-      outcome.cycles,
-      record.kind === 'employee' ? record.cycle : record.index,
-    );
-    if (record.kind === 'meritCycle') {
-      state.line = record.line;
+      else refuse(problemsOfIssues(result.error.issues, [], line));
+    } else if (kind === 'meritCycle') {
+      const state = cycleState(outcome.cycles, record.index);
+      state.line = line;
       if (record.employees) state.listsEmployees = true;
       const result = MeritCycleRecord.safeParse(record.value);
       const path: Path = ['meritCycles', record.index];
       if (result.success) state.cycle = result.data;
-      else refuse(problemsOfIssues(result.error.issues, path, record.line), state);
-      continue;
+      else refuse(problemsOfIssues(result.error.issues, path, line), state);
+    } else {
+      const state = cycleState(outcome.cycles, record.cycle);
+      state.listsEmployees = true;
+      state.employees++;
+      const result = Employee.safeParse(record.value);
+      if (!result.success) {
+        const path: Path = ['meritCycles', record.cycle, 'employees', record.index];
+        refuse(problemsOfIssues(result.error.issues, path, line), state);
+        continue;
+      }
+      // After a problem of the input's shape nothing else is reported: nothing is staged.
+      // After a record's problem, rows are still staged for the repeats to be found, but
+      // without the columns only a write would need.
+      if (outcome.shapeProblemCount > 0) continue;
+      batch.push(stagedRow(result.data, seq++, record, outcome.recordProblems === 0));
+      if (batch.length >= BATCH_ROWS) await stage(toBatch(dialect, batch.splice(0)));
     }
-    state.listsEmployees = true;
-    state.employees++;
-    const result = Employee.safeParse(record.value);
-    if (!result.success) {
-      const path: Path = ['meritCycles', record.cycle, 'employees', record.index];
-      refuse(problemsOfIssues(result.error.issues, path, record.line), state);
-      continue;
-    }
-    // After a problem of the input's shape nothing else is reported: nothing is staged.
-    // After a record's problem, rows are still staged for the repeats to be found, but
-    // without the columns only a write would need.
-    if (outcome.shapeProblemCount > 0) continue;
-    batch.add(stagedRow(result.data, seq++, record, outcome.recordProblems === 0));
-    if (batch.rows >= BATCH_ROWS) await stage(batch.take());
   }
-  if (batch.rows > 0) await stage(batch.take());
-  return { ...outcome, problems: { kept: problems.kept, total: problems.total } };
+  if (batch.length > 0) await stage(toBatch(dialect, batch));
+  return outcome;
 }
 
 function cycleState(cycles: CycleState[], index: number): CycleState {
-  let state = cycles[index];
-  if (!state) {
-    if (index >= MAX_MERIT_CYCLES) {
-      throw fileProblem(
-        `meritCycles[${index}]: a data set holds at most ${MAX_MERIT_CYCLES.toLocaleString('en')} merit cycles`,
-      );
-    }
-    state = { listsEmployees: false, employees: 0, faulty: false };
-    cycles[index] = state;
+  if (index >= MAX_MERIT_CYCLES && !cycles[index]) {
+    throw fileProblem(
+      `meritCycles[${index}]: a data set holds at most ${MAX_MERIT_CYCLES.toLocaleString('en')} merit cycles`,
+    );
   }
-  return state;
+  cycles[index] ??= { listsEmployees: false, employees: 0, faulty: false };
+  return cycles[index];
 }
 
 /** An employee as a staging row; null columns for a row staged only for the checks. */

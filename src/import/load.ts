@@ -3,12 +3,9 @@
 // same data set twice changes nothing the second time (decisions.md §3). In order:
 // 1. Each record is validated as it arrives, and each valid employee is written, in
 //    batches, to a staging table that lives only inside the import's transaction
-//    (intake.ts, staging.ts; for a file, the reading and validating run in a worker
-//    thread while this thread writes: intake-worker.ts). The organisation and the merit
-//    cycles (a few hundred at most) are kept in memory; employees never are.
+//    (intake.ts, staging.ts; for a file, in a worker thread: intake-worker.ts).
 // 2. At the end of the file, the checks across records (repeats.ts).
 // 3. Only when there is no problem at all is anything written (merge.ts).
-// Any problem rolls the transaction back: the database is exactly as it was.
 import { inOrganizationTransaction } from '../changes/transaction.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { fileProblem, ImportError, ProblemList } from './errors.js';
@@ -20,7 +17,7 @@ import { checkRepeats } from './repeats.js';
 import type { Source } from './source.js';
 import { createStaging, dropStaging, indexStaging, StagingWriter } from './staging.js';
 
-export type { ImportOptions, ImportSummary, OrganizationField } from './merge.js';
+export type { ImportOptions, ImportSummary } from './merge.js';
 
 /** A data set held in memory (the demo, CSV, tests), loaded record by record as a file is. */
 export function importDataSet(
@@ -54,14 +51,14 @@ export function importFile(
   return load(database, (stage) => worker.take(source, stage, options.signal), options);
 }
 
-async function load(
+function load(
   database: DatabaseHandle,
   intake: (stage: Stage) => Promise<IntakeOutcome>,
   options: ImportOptions,
 ): Promise<ImportSummary> {
   const now = (options.now ?? new Date()).toISOString();
   const { dialect } = database;
-  const summary = await inOrganizationTransaction(database, async (trx, lock) => {
+  return inOrganizationTransaction(database, async (trx, lock) => {
     await createStaging(trx, dialect);
     const writer = new StagingWriter(trx);
     const taken = await intake((batch) => writer.write(batch));
@@ -78,11 +75,6 @@ async function load(
     await lock(taken.root.organization.slug);
     const merged = await merge(trx, dialect, taken.root, taken.cycles, options, now);
     await dropStaging(trx, dialect);
-    // Servers on other processes learn of the commit (PostgreSQL; SQLite's own check
-    // sees it), and so does this process's response cache, below.
-    await database.revision.announce(trx);
     return merged;
   });
-  database.revision.changed();
-  return summary;
 }

@@ -13,9 +13,10 @@ import {
 import { DEFAULT_CHANGE_RETENTION_DAYS } from '../config.js';
 import type { Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
-import { fromBoolean, toBoolean, toIso } from '../db/values.js';
+import { toIso } from '../db/values.js';
 import { newId } from '../ids.js';
 import { storedBodySql } from '../modules/employees/stored-body.js';
+import { findOrganizationBySlug, saveOrganization } from '../modules/organizations/repository.js';
 import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
 import { ImportError, type Path } from './errors.js';
 import type { CycleState } from './intake.js';
@@ -24,19 +25,14 @@ import { MATCHES, STAGING } from './staging.js';
 
 type Tx = Kysely<Database>;
 
-interface Counts {
-  created: number;
-  updated: number;
-  unchanged: number;
-}
-type Outcome = keyof Counts;
-type EmployeeCounts = Counts & { removed: number };
-export type OrganizationField = 'name' | 'apiKeysEnabled';
+type Outcome = 'created' | 'updated' | 'unchanged';
+type EmployeeCounts = Record<Outcome | 'removed', number>;
+type OrganizationField = 'name' | 'apiKeysEnabled';
 
 export interface ImportSummary {
   /** `changed`: the fields of a stored organisation the import changed (none when created). */
   organization: { slug: string; created: boolean; changed: OrganizationField[] };
-  meritCycles: Counts;
+  meritCycles: Record<Outcome, number>;
   employees: EmployeeCounts;
 }
 
@@ -60,15 +56,15 @@ export async function merge(
   options: ImportOptions,
   now: string,
 ): Promise<ImportSummary> {
-  const organization = await upsertOrganization(trx, root.organization, now);
+  const { id: organizationId, ...organization } = await upsertOrganization(
+    trx,
+    root.organization,
+    now,
+  );
   // After the import lock: the organisation's changes are stamped in commit order.
-  const change = await OrganizationChange.begin(trx, dialect, organization.id, now);
+  const change = await OrganizationChange.begin(trx, dialect, organizationId, now);
   const summary: ImportSummary = {
-    organization: {
-      slug: root.organization.slug,
-      created: organization.created,
-      changed: organization.changed,
-    },
+    organization: { slug: root.organization.slug, ...organization },
     meritCycles: { created: 0, updated: 0, unchanged: 0 },
     employees: { created: 0, updated: 0, unchanged: 0, removed: 0 },
   };
@@ -95,7 +91,7 @@ export async function merge(
   }
   await change.finish(trx, options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS);
   // Webhook events, in this transaction: none for an import that fails (src/webhooks).
-  await recordImportEvents(trx, organization.id, changes, now);
+  await recordImportEvents(trx, organizationId, changes, now);
   return summary;
 }
 
@@ -103,40 +99,20 @@ async function upsertOrganization(
   trx: Tx,
   input: ImportRoot['organization'],
   now: string,
-): Promise<{ id: string; created: boolean; changed: OrganizationField[] }> {
-  const existing = await trx
-    .selectFrom('organizations')
-    .selectAll()
-    .where('slug', '=', input.slug)
-    .executeTakeFirst();
-  if (!existing) {
-    const id = newId('org');
-    const apiKeysEnabled = fromBoolean(input.apiKeysEnabled ?? false);
-    await trx
-      .insertInto('organizations')
-      .values({
-        id,
-        slug: input.slug,
-        name: input.name,
-        api_keys_enabled: apiKeysEnabled,
-        created_at: now,
-      })
-      .execute();
-    return { id, created: true, changed: [] };
-  }
+): Promise<Omit<ImportSummary['organization'], 'slug'> & { id: string }> {
+  const existing = await findOrganizationBySlug(trx, input.slug);
   // An absent apiKeysEnabled leaves the organisation's setting as it is.
-  const apiKeysEnabled = input.apiKeysEnabled ?? toBoolean(existing.api_keys_enabled);
-  const changed: OrganizationField[] = [];
-  if (existing.name !== input.name) changed.push('name');
-  if (apiKeysEnabled !== toBoolean(existing.api_keys_enabled)) changed.push('apiKeysEnabled');
-  if (changed.length > 0) {
-    await trx
-      .updateTable('organizations')
-      .set({ name: input.name, api_keys_enabled: fromBoolean(apiKeysEnabled) })
-      .where('id', '=', existing.id)
-      .execute();
-  }
-  return { id: existing.id, created: false, changed };
+  const organization = {
+    ...(existing ?? { id: newId('org'), createdAt: now }),
+    slug: input.slug,
+    name: input.name,
+    apiKeysEnabled: input.apiKeysEnabled ?? existing?.apiKeysEnabled ?? false,
+  };
+  const changed = (['name', 'apiKeysEnabled'] as const).filter(
+    (field) => existing && existing[field] !== organization[field],
+  );
+  if (!existing || changed.length > 0) await saveOrganization(trx, organization, !existing);
+  return { id: organization.id, created: !existing, changed };
 }
 
 /** A cycle matched by id where given, else by organisation and name; written if changed. */
@@ -190,27 +166,20 @@ async function upsertMeritCycle(
     await forgetRemovedCycle(trx, organizationId, id);
     return { id, outcome: 'created' };
   }
-  const stored: typeof fields = {
-    name: existing.name,
-    status: existing.status as typeof fields.status,
-    start_date: toIso(existing.start_date),
-    end_date: toIso(existing.end_date),
-    created_date: toIso(existing.created_date),
-    currency: existing.currency,
-    exchange_rates: existing.exchange_rates,
-  };
-  if (JSON.stringify(stored) === JSON.stringify(fields)) return { id, outcome: 'unchanged' };
+  const stored = (column: keyof typeof fields) =>
+    column.endsWith('_date') ? toIso(existing[column]) : existing[column];
+  const keys = Object.keys(fields) as (keyof typeof fields)[];
+  if (keys.every((column) => fields[column] === stored(column))) {
+    return { id, outcome: 'unchanged' };
+  }
   await trx.updateTable('merit_cycles').set(values).where('id', '=', id).execute();
   change.used(1);
   return { id, outcome: 'updated' };
 }
 
-const STAGED_COLUMNS = sql.raw(
-  'email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status',
-);
-const staged = sql.raw(
-  's.email, s.email_key, s.first_name, s.last_name, s.preferred_name, s.currency_code, s.currency_name, s.eligibility_status',
-);
+// What an employee row takes from its staged row as it is.
+const COPIED =
+  'email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status';
 
 // New rows are inserted in the order of the employees list (cycle, last name, first
 // name, id; PostgreSQL compares those as "C", migration 0001): the order of SQLite's
@@ -253,8 +222,9 @@ async function mergeEmployees(
     sql.raw(`${change.nextStamp - 1} + row_number() over (order by ${order})`);
   const insert = (id: string, order: string, from: RawBuilder<unknown>) =>
     run(sql`insert into merit_cycle_employees
-        (id, organization_id, merit_cycle_id, change_seq, ${STAGED_COLUMNS}, body)
-      select ${sql.raw(id)}, ${text(organizationId)}, ${text(meritCycleId)}, ${stamps(order)}, ${staged},
+        (id, organization_id, merit_cycle_id, change_seq, ${sql.raw(COPIED)}, body)
+      select ${sql.raw(id)}, ${text(organizationId)}, ${text(meritCycleId)}, ${stamps(order)},
+             ${sql.raw(COPIED.replace(/\w+/g, 's.$&'))},
              ${sql.raw(storedBodySql(id, 's.body_tail'))}
         ${from} order by ${sql.raw(order)}`);
 

@@ -8,8 +8,6 @@ import { fileProblem, inMiB, printable } from './errors.js';
 import { type ImportRecord, isObject } from './records.js';
 import { decodeStrictly, withoutBom } from './utf8.js';
 
-type Json = Record<string, unknown>;
-
 /** A value of the file quoted in a message: as JSON, at most 100 characters of it. */
 function excerpt(value: unknown): string {
   const json = JSON.stringify(value) ?? String(value);
@@ -26,86 +24,6 @@ export function isOrganizationLine(line: string): boolean {
   }
 }
 
-/** The lines of a file, one at a time, into records; the rules of the NDJSON form. */
-class NdjsonLines {
-  private organization = false;
-  private firstRecordLine: number | undefined;
-  private problems = 0;
-  /** A cycle line is found again by its id, else by its name: its index, its employees. */
-  private readonly cycles = new Map<string, number>();
-  private readonly employees: number[] = [];
-
-  *line(source: string, line: number): Generator<ImportRecord> {
-    if (source.trim() === '') return;
-    this.firstRecordLine ??= line;
-    let record: unknown;
-    try {
-      record = JSON.parse(source);
-    } catch (error) {
-      throw fileProblem(`line ${line} is not valid JSON: ${printable((error as Error).message)}`);
-    }
-    const keys = isObject(record) ? Object.keys(record).sort().join() : '';
-    if (!isObject(record)) {
-      yield this.problem(line, `must be a JSON object`);
-    } else if (keys === 'organization') {
-      if (this.organization) {
-        yield this.problem(line, `a second organization line; a file holds one organisation`);
-      } else if (line !== this.firstRecordLine) {
-        yield this.problem(line, `the organization line must come first`);
-      } else {
-        this.organization = true;
-        yield { kind: 'root', value: { organization: record.organization, meritCycles: [] }, line };
-      }
-    } else if (keys === 'meritCycle') {
-      const cycle = record.meritCycle;
-      const index = this.employees.length;
-      const value: Json = isObject(cycle) ? { ...cycle } : { value: cycle };
-      if (isObject(cycle) && 'employees' in cycle) {
-        yield this.problem(
-          line,
-          `meritCycle.employees: employees are lines of their own ({"employee": …, "meritCycle": …})`,
-        );
-      }
-      this.employees.push(0);
-      for (const name of [value.id, value.name]) {
-        if (typeof name === 'string' && !this.cycles.has(name)) this.cycles.set(name, index);
-      }
-      yield { kind: 'meritCycle', index, value, employees: false, line };
-    } else if (keys === 'employee,meritCycle') {
-      const cycle =
-        typeof record.meritCycle === 'string' ? this.cycles.get(record.meritCycle) : undefined;
-      if (cycle === undefined) {
-        yield this.problem(
-          line,
-          `meritCycle: ${excerpt(record.meritCycle)} is not the id or name of a meritCycle line above`,
-        );
-        return;
-      }
-      const index = this.employees[cycle] ?? 0;
-      this.employees[cycle] = index + 1;
-      yield { kind: 'employee', cycle, index, value: record.employee, line };
-    } else {
-      yield this.problem(
-        line,
-        `must be {"organization": …}, {"meritCycle": …} or {"employee": …, "meritCycle": "<id or name>"}`,
-      );
-    }
-  }
-
-  *end(): Generator<ImportRecord> {
-    if (this.firstRecordLine === undefined) {
-      yield this.problem(undefined, 'the file is empty: it needs a first line {"organization": …}');
-    } else if (!this.organization && this.problems === 0) {
-      yield this.problem(1, 'the first line must be {"organization": …}');
-    }
-  }
-
-  private problem(line: number | undefined, message: string): ImportRecord {
-    this.problems++;
-    return { kind: 'problem', line, message };
-  }
-}
-
 // The longest line (a CR before its LF aside): one record, about half a KiB for an
 // employee. 1 MiB leaves room for thousands of columns, yet keeps what a line costs to hold
 // and parse (a few times its text) far below the memory an import may use; a longer line
@@ -117,7 +35,7 @@ const tooLarge = (line: number) =>
     `line ${line}: a record larger than ${inMiB(MAX_LINE_BYTES)}, the limit for one line`,
   );
 
-/** The lines of a stream of bytes, each with its number, LF or CRLF cut off. */
+/** The lines of a stream of bytes, each with its number, LF cut off. */
 async function* linesOf(
   chunks: AsyncIterable<Uint8Array>,
 ): AsyncGenerator<[line: Buffer, number: number, last: boolean]> {
@@ -135,7 +53,7 @@ async function* linesOf(
       const line = length === 0 ? piece : Buffer.concat([...pieces, piece]);
       pieces = [];
       length = 0;
-      yield [line.at(-1) === 0x0d ? line.subarray(0, -1) : line, number, false];
+      yield [line, number, false];
       start = end + 1;
     }
     if (start < bytes.length) {
@@ -144,21 +62,87 @@ async function* linesOf(
       if (length > MAX_LINE_BYTES + 1) throw tooLarge(number + 1);
     }
   }
-  if (length > 0) {
-    const line = Buffer.concat(pieces);
-    yield [line.at(-1) === 0x0d ? line.subarray(0, -1) : line, number + 1, true];
-  }
+  if (length > 0) yield [Buffer.concat(pieces), number + 1, true];
 }
 
-/** The records of an NDJSON data set, read line by line: memory does not grow with it. */
+/**
+ * The records of an NDJSON data set, read line by line: memory does not grow with it. A
+ * cycle line is found again by its id, else by its name (`cycles`: its index).
+ */
 export async function* ndjsonRecords(
   chunks: AsyncIterable<Uint8Array>,
 ): AsyncGenerator<ImportRecord> {
-  const lines = new NdjsonLines();
-  for await (const [bytes, number, last] of linesOf(chunks)) {
-    if (bytes.length > MAX_LINE_BYTES) throw tooLarge(number);
-    const text = decodeStrictly(bytes, number, last);
-    yield* lines.line(number === 1 ? withoutBom(text) : text, number);
+  let organization = false;
+  let firstLine: number | undefined;
+  let problems = 0;
+  const cycles = new Map<string, number>();
+  const employees: number[] = [];
+  const problem = (line: number | undefined, message: string): ImportRecord => {
+    problems++;
+    return { kind: 'problem', line, message };
+  };
+  for await (const [withCr, line, last] of linesOf(chunks)) {
+    const bytes = withCr.at(-1) === 0x0d ? withCr.subarray(0, -1) : withCr;
+    if (bytes.length > MAX_LINE_BYTES) throw tooLarge(line);
+    const source = decodeStrictly(bytes, line, last);
+    if (source.trim() === '') continue;
+    firstLine ??= line;
+    let record: unknown;
+    try {
+      record = JSON.parse(line === 1 ? withoutBom(source) : source);
+    } catch (error) {
+      throw fileProblem(`line ${line} is not valid JSON: ${printable((error as Error).message)}`);
+    }
+    const keys = isObject(record) ? Object.keys(record).sort().join() : '';
+    if (!isObject(record)) {
+      yield problem(line, `must be a JSON object`);
+    } else if (keys === 'organization') {
+      if (organization) {
+        yield problem(line, `a second organization line; a file holds one organisation`);
+      } else if (line !== firstLine) {
+        yield problem(line, `the organization line must come first`);
+      } else {
+        organization = true;
+        yield { kind: 'root', value: { organization: record.organization, meritCycles: [] }, line };
+      }
+    } else if (keys === 'meritCycle') {
+      const cycle = record.meritCycle;
+      const index = employees.length;
+      const value: Record<string, unknown> = isObject(cycle) ? { ...cycle } : { value: cycle };
+      if (isObject(cycle) && 'employees' in cycle) {
+        yield problem(
+          line,
+          `meritCycle.employees: employees are lines of their own ({"employee": …, "meritCycle": …})`,
+        );
+      }
+      employees.push(0);
+      for (const name of [value.id, value.name]) {
+        if (typeof name === 'string' && !cycles.has(name)) cycles.set(name, index);
+      }
+      yield { kind: 'meritCycle', index, value, employees: false, line };
+    } else if (keys === 'employee,meritCycle') {
+      const cycle =
+        typeof record.meritCycle === 'string' ? cycles.get(record.meritCycle) : undefined;
+      if (cycle === undefined) {
+        yield problem(
+          line,
+          `meritCycle: ${excerpt(record.meritCycle)} is not the id or name of a meritCycle line above`,
+        );
+        continue;
+      }
+      const index = employees[cycle] ?? 0;
+      employees[cycle] = index + 1;
+      yield { kind: 'employee', cycle, index, value: record.employee, line };
+    } else {
+      yield problem(
+        line,
+        `must be {"organization": …}, {"meritCycle": …} or {"employee": …, "meritCycle": "<id or name>"}`,
+      );
+    }
   }
-  yield* lines.end();
+  if (firstLine === undefined) {
+    yield problem(undefined, 'the file is empty: it needs a first line {"organization": …}');
+  } else if (!organization && problems === 0) {
+    yield problem(1, 'the first line must be {"organization": …}');
+  }
 }

@@ -11,15 +11,6 @@ import { STAGING } from './staging.js';
 
 type Tx = Kysely<Database>;
 
-/** Problems of one record repeating another (`{other}`: errors.ts). */
-export const repeats = {
-  employeeId: 'repeats the id of {other}',
-  email: 'repeats the email of {other} (emails compare case-insensitively)',
-  cycleId: 'repeats the id of {other}',
-  cycleName: 'repeats the name of {other}',
-  employeeIdElsewhere: 'repeats the id of {other}: an employee id belongs to one merit cycle',
-};
-
 export async function checkRepeats(
   trx: Tx,
   intake: IntakeOutcome,
@@ -27,13 +18,12 @@ export async function checkRepeats(
 ): Promise<void> {
   const clean = intake.cycles.flatMap((state, index) => (state.faulty ? [] : [index]));
   if (clean.some((index) => (intake.cycles[index]?.employees ?? 0) > 1)) {
-    const inClean = `cycle_index in (${clean.join(', ')})`;
     for (const [column, field, message] of [
-      ['id', 'id', repeats.employeeId],
-      ['email_key', 'email', repeats.email],
+      ['id', 'id', 'repeats the id of {other}'],
+      ['email_key', 'email', 'repeats the email of {other} (emails compare case-insensitively)'],
     ] as const) {
       await staged(trx, problems, {
-        where: `${column} is not null and ${inClean}`,
+        where: `${column} is not null and cycle_index in (${clean.join(', ')})`,
         group: `cycle_index, ${column}`,
         repeated: 'count(*) > 1',
         wrong: 'employee_index <> first_index',
@@ -56,7 +46,7 @@ export async function checkRepeats(
         problems.add({
           path: ['meritCycles', index, key],
           line,
-          message: key === 'id' ? repeats.cycleId : repeats.cycleName,
+          message: `repeats the ${key} of {other}`,
           other: ['meritCycles', earlier],
         });
       }
@@ -69,7 +59,7 @@ export async function checkRepeats(
       repeated: 'min(cycle_index) <> max(cycle_index)',
       wrong: 'first_cycle <> cycle_index',
       field: 'id',
-      message: repeats.employeeIdElsewhere,
+      message: 'repeats the id of {other}: an employee id belongs to one merit cycle',
     });
   }
 }
@@ -83,14 +73,7 @@ export async function checkRepeats(
 async function staged(
   trx: Tx,
   problems: ProblemList,
-  check: {
-    where: string;
-    group: string;
-    repeated: string;
-    wrong: string;
-    field: string;
-    message: string;
-  },
+  check: Record<'where' | 'group' | 'repeated' | 'wrong' | 'field' | 'message', string>,
 ): Promise<void> {
   const run = (text: string) =>
     trx.executeQuery<Record<string, number | null>>(CompiledQuery.raw(text));
@@ -109,13 +92,13 @@ async function staged(
      ) repeated
      where ${check.wrong} order by cycle_index, employee_index limit 51`,
   );
+  const employee = (cycle: unknown, index: unknown): Path => [
+    'meritCycles',
+    Number(cycle),
+    'employees',
+    Number(index),
+  ];
   for (const row of rows) {
-    const employee = (cycle: unknown, index: unknown): Path => [
-      'meritCycles',
-      Number(cycle),
-      'employees',
-      Number(index),
-    ];
     problems.add({
       path: [...employee(row.cycle_index, row.employee_index), check.field],
       line: row.line ?? undefined,
@@ -123,5 +106,5 @@ async function staged(
       other: employee(row.first_cycle, row.first_index),
     });
   }
-  problems.addUncounted(Math.max(0, Number(rows[0]?.total ?? 0) - rows.length));
+  problems.total += Math.max(0, Number(rows[0]?.total ?? 0) - rows.length);
 }

@@ -2,18 +2,24 @@
 // Objects are strict: a misspelt field is an error, never silently dropped. Each record
 // is validated once, as it arrives, by a record schema below (Root, MeritCycleRecord,
 // Employee; intake.ts); records that repeat others are found with SQL at the end
-// (repeats.ts). `DataSet` composes the same schemas into a whole data set, for the types
-// of a data set held in memory (the demo, CSV, tests).
+// (repeats.ts).
 import { z } from 'zod';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
 import { ID_PATTERNS } from '../ids.js';
 import { ELIGIBILITY_STATUSES } from '../modules/employees/schema.js';
 import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
-import { isStorableText, jsonValueProblem, NOT_STORABLE } from './stored-text.js';
 
-// A field the database also keeps as a text column of its own (names, sorting keys):
-// storable on both databases (stored-text.ts), and of a length that fits their indexes.
+// Fields the database keeps as text columns of their own (names, sorting keys) must be
+// storable there: U+0000 cannot be stored in PostgreSQL text, and an unpaired UTF-16
+// surrogate (JSON allows "\ud800") has no UTF-8 form at all. Both are refused on either
+// database, naming the field. Inside `columns` (kept as JSON text, where JSON.stringify
+// escapes both) any JSON string is kept and served back exactly.
+export const NOT_STORABLE =
+  'must not contain the character U+0000 or an unpaired UTF-16 surrogate (\\uD800–\\uDFFF)';
+const isStorableText = (value: string) => value.isWellFormed() && !value.includes('\u0000');
+
+// Such a field is also of a length that fits the databases' indexes.
 // PostgreSQL refuses a B-tree entry over 2,704 bytes, and names are index keys there: a
 // cycle's name (unique per organisation), an employee's last and first names (the page
 // order, together with three ids), an email (unique per cycle). 200 UTF-16 code units are
@@ -63,53 +69,89 @@ const idOf = (prefix: 'mc' | 'mce') =>
     .string()
     .regex(ID_PATTERNS[prefix], { message: `must be ${prefix}_ followed by a lowercase UUID` });
 
-// Any JSON value a file can hold, within the limits of stored-text.ts. (zod's z.json()
-// walks a value recursively: a value nested a few thousand levels deep overflowed it.)
+// JSON.parse reads any depth, but a column value nested thousands of levels deep would
+// overflow the stack of whatever walks it recursively next. No real column is nested
+// beyond a few levels; 64 leaves plenty of room.
+const MAX_JSON_DEPTH = 64;
+const NOT_JSON = 'must be a JSON value (null, boolean, number, string, array or object)';
+const isPlainJson = (value: object) => {
+  const prototype = Object.getPrototypeOf(value);
+  return Array.isArray(value) || prototype === Object.prototype || prototype === null;
+};
+
+// Any JSON value a file can hold: the first reason it cannot be stored is reported — not
+// JSON (a data set held in memory is not parsed from text), a number JSON.parse turned to
+// Infinity, nesting deeper than MAX_JSON_DEPTH. Iterative, so that no input can exhaust
+// the stack here. (zod's z.json() walks a value recursively: a value nested a few
+// thousand levels deep overflowed it.)
 const JsonValue = z.unknown().superRefine((value, ctx) => {
   const problem = jsonValueProblem(value);
   if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
 });
 
-// Kept as JSON text: any string JSON can say (stored-text.ts).
+type Walked = { value: unknown; path: (string | number)[] };
+
+function jsonValueProblem(value: unknown): { path: Walked['path']; message: string } | undefined {
+  const pending: Walked[] = [{ value, path: [] }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value: current, path } = next;
+    if (current === null || typeof current === 'boolean' || typeof current === 'string') continue;
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current)) return { path, message: 'is a number too large to store' };
+      continue;
+    }
+    if (typeof current !== 'object' || !isPlainJson(current)) return { path, message: NOT_JSON };
+    // Named at the value itself: a path 64 levels deep would help nobody.
+    if (path.length >= MAX_JSON_DEPTH) {
+      return { path: [], message: `is nested deeper than ${MAX_JSON_DEPTH} levels` };
+    }
+    // Pushed last to first, so that the first problem in the value's order is found.
+    if (Array.isArray(current)) {
+      for (let index = current.length - 1; index >= 0; index--) {
+        pending.push({ value: current[index], path: [...path, index] });
+      }
+      continue;
+    }
+    const entries = Object.entries(current);
+    for (let index = entries.length - 1; index >= 0; index--) {
+      const [key, item] = entries[index] as [string, unknown];
+      pending.push({ value: item, path: [...path, key] });
+    }
+  }
+  return undefined;
+}
+
+// Kept as JSON text: any string JSON can say.
 const Column = z
   .strictObject({
     name: z.string(),
     type: z.string().refine(filled, notEmpty),
     value: JsonValue,
   })
-  .superRefine((column, ctx) => {
+  .superRefine(({ type, value }, ctx) => {
     // The two known types are checked; any other type carries any JSON value.
-    if (column.type === 'text' && typeof column.value !== 'string') {
+    if (type === 'text' && typeof value !== 'string') {
       ctx.addIssue({
         code: 'custom',
         path: ['value'],
         message: 'a text column value must be a string',
       });
     }
-    if (column.type === 'composite') {
-      const value = column.value;
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['value'],
-          message: 'a composite column value must be an object whose parts are strings',
-        });
-        return;
-      }
-      // Each bad part is named by its own path, e.g. columns.employee.value.jobLevel.
-      for (const [part, text] of Object.entries(value)) {
-        if (typeof text !== 'string') {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['value', part],
-            message: 'a composite column part must be a string',
-          });
-        }
+    if (type !== 'composite') return;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      const message = 'a composite column value must be an object whose parts are strings';
+      return ctx.addIssue({ code: 'custom', path: ['value'], message });
+    }
+    // Each bad part is named by its own path, e.g. columns.employee.value.jobLevel.
+    for (const [part, text] of Object.entries(value)) {
+      if (typeof text !== 'string') {
+        const message = 'a composite column part must be a string';
+        ctx.addIssue({ code: 'custom', path: ['value', part], message });
       }
     }
   });
 
-export const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
+const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
 type ColumnsShape = z.output<typeof ColumnsShape>;
 
 // Columns are checked against ColumnsShape but kept as the very object that was parsed:
@@ -198,13 +240,10 @@ export const MeritCycleRecord = z
   .strictObject({ ...meritCycleFields, employees: z.array(z.unknown()).optional() })
   .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder);
 
-const MeritCycle = z
-  .strictObject({ ...meritCycleFields, employees: z.array(Employee).optional() })
-  .refine((cycle) => cycle.endDate >= cycle.startDate, datesInOrder);
 export type ImportMeritCycleRecord = z.output<typeof MeritCycleRecord>;
 export type ImportRoot = z.output<typeof Root>;
 
-export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const Organization = z.strictObject({
   slug: z.string().regex(SLUG_PATTERN, {
@@ -220,10 +259,10 @@ export const Root = z.strictObject({
   meritCycles: z.array(z.unknown()),
 });
 
-// Types only: a data set held in memory is loaded record by record like a file.
-const DataSet = z.strictObject({
-  organization: Organization,
-  meritCycles: z.array(MeritCycle),
-});
-export type DataSet = z.output<typeof DataSet>;
-export type DataSetInput = z.input<typeof DataSet>;
+/** A data set held in memory (the demo, CSV, tests), as given: loaded as a file is. */
+export interface DataSetInput {
+  organization: z.input<typeof Organization>;
+  meritCycles: (Omit<z.input<typeof MeritCycleRecord>, 'employees'> & {
+    employees?: z.input<typeof Employee>[];
+  })[];
+}

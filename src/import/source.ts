@@ -4,7 +4,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { CSV_MAX_BYTES, csvTooLarge } from './csv.js';
-import { fileProblem, type ImportError, inMiB, printable } from './errors.js';
+import { fileProblem, type ImportError, inMiB, printable, whereIn } from './errors.js';
 import { isOrganizationLine, ndjsonRecords } from './ndjson.js';
 import { type ImportRecord, isObject, recordsOfDataSet } from './records.js';
 import { decodeStrictly, withoutBom } from './utf8.js';
@@ -47,7 +47,6 @@ export async function openSource(file: string): Promise<Source> {
   }
 }
 
-/** The bytes of a source, in chunks of 64 KiB. */
 export function readableOf(source: Source): Readable {
   return source === 'stdin'
     ? process.stdin
@@ -55,7 +54,7 @@ export function readableOf(source: Source): Readable {
 }
 
 /** A whole file of at most `limit` bytes, as text; `tooLarge` once it passes the limit. */
-export async function readWhole(
+async function readWhole(
   chunks: AsyncIterable<Uint8Array>,
   limit: number,
   tooLarge: () => ImportError,
@@ -102,9 +101,7 @@ export async function recordsOfStream(
   }
   const rest = (async function* () {
     yield* head;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      yield next.value;
-    }
+    yield* { [Symbol.asyncIterator]: () => iterator };
   })();
   return isOrganizationLine(firstLine) ? ndjsonRecords(rest) : jsonRecords(rest);
 }
@@ -135,14 +132,9 @@ function parseDataSet(text: string): object {
     throw syntaxProblem(text, (error as Error).message);
   }
   if (isObject(value)) return value;
-  const kind = Array.isArray(value)
-    ? 'an array'
-    : value === null
-      ? 'null'
-      : typeof value === 'boolean'
-        ? 'true or false'
-        : `a ${typeof value}`;
-  throw fileProblem(`(the file): must be a JSON object (a data set), not ${kind}`);
+  const kind = { object: value === null ? 'null' : 'an array', boolean: 'true or false' };
+  const what = kind[typeof value as keyof typeof kind] ?? `a ${typeof value}`;
+  throw fileProblem(`(the file): must be a JSON object (a data set), not ${what}`);
 }
 
 const END = 'Unexpected end of JSON input';
@@ -173,10 +165,7 @@ function syntaxProblem(text: string, message: string): ImportError {
         ? `Unexpected token '${char}'`
         : `Unexpected character ${shown.replace('\\u', 'U+')}`;
   }
-  const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  const column = position - before.lastIndexOf('\n');
-  return fileProblem(`not valid JSON (line ${line}, column ${column}): ${printable(what)}`);
+  return fileProblem(`not valid JSON (${whereIn(text, position)}): ${printable(what)}`);
 }
 
 /** Whether JSON.parse of `start` fails before its end (not only because it ends there). */

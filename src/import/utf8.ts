@@ -1,16 +1,16 @@
 // Import text is UTF-8, strictly: a byte sequence that is not UTF-8 fails with where it
 // stands (`not valid UTF-8 (line 1, column 120): byte 0xFF; …`) instead of becoming U+FFFD.
 import { isUtf8 } from 'node:buffer';
-import { fileProblem } from './errors.js';
+import { fileProblem, whereIn } from './errors.js';
 
 export const withoutBom = (text: string) => (text.startsWith('\uFEFF') ? text.slice(1) : text);
 
 /**
- * Text from strict UTF-8: of a whole file, or of one line of it (`line`: its number, for
- * the message). `atEnd`: the bytes end the file, so a character cut short there is one the
- * file ends inside of.
+ * Text from strict UTF-8: of a whole file, or of one line of it (`firstLine`: its number,
+ * for the message). `atEnd`: the bytes end the file, so a character cut short there is one
+ * the file ends inside of.
  */
-export function decodeStrictly(bytes: Uint8Array, line?: number, atEnd = true): string {
+export function decodeStrictly(bytes: Uint8Array, firstLine = 1, atEnd = true): string {
   if (isUtf8(bytes)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString();
   // Where: the first U+FFFD of the lenient decoding that stands for other bytes.
   const text = new TextDecoder().decode(bytes);
@@ -23,12 +23,6 @@ export function decodeStrictly(bytes: Uint8Array, line?: number, atEnd = true): 
       offset += 3;
       continue;
     }
-    const before = text.slice(0, at);
-    const newline = before.lastIndexOf('\n');
-    const where =
-      line === undefined
-        ? `line ${before.split('\n').length}, column ${at - newline}`
-        : `line ${line}, column ${at + 1}`;
     // A sequence cut short only by the end of the file is a valid start of one.
     let cut = false;
     try {
@@ -38,7 +32,9 @@ export function decodeStrictly(bytes: Uint8Array, line?: number, atEnd = true): 
     const what = cut
       ? 'the file ends inside a character'
       : `byte 0x${(bytes[offset] as number).toString(16).toUpperCase().padStart(2, '0')}`;
-    throw fileProblem(`not valid UTF-8 (${where}): ${what}; save the file as UTF-8`);
+    throw fileProblem(
+      `not valid UTF-8 (${whereIn(text, at, firstLine)}): ${what}; save the file as UTF-8`,
+    );
   }
   throw new Error('isUtf8 and TextDecoder disagree');
 }

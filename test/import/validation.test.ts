@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportError } from '../../src/import/errors.js';
 import { importDataSet, importRecords } from '../../src/import/load.js';
+import { NOT_STORABLE } from '../../src/import/schema.js';
 import { recordsOfStream } from '../../src/import/source.js';
-import { NOT_STORABLE } from '../../src/import/stored-text.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -58,7 +58,7 @@ export async function removeMeritCycle(
   options: { changeRetentionDays: number; now?: Date },
 ): Promise<RemovedCycle> {
   const at = (options.now ?? new Date()).toISOString();
-  const removed = await inOrganizationTransaction(database, async (trx, lock) => {
+  return inOrganizationTransaction(database, async (trx, lock) => {
     const seen = await describeCycle({ ...database, db: trx }, meritCycleId);
     if (seen) await lock(seen.organization);
     // Read again under the organisation's lock: an import may have removed it meanwhile.
@@ -75,9 +75,6 @@ export async function removeMeritCycle(
     await change.finish(trx, options.changeRetentionDays);
     // Webhook subscribers hear of it after the commit, never of a removal rolled back.
     await recordMeritCycleRemoved(trx, organizationId, meritCycleId, at);
-    await database.revision.announce(trx);
     return removed;
   });
-  database.revision.changed();
-  return removed;
 }

@@ -46,6 +46,16 @@ export async function findOrganizationById(db: Db, id: string): Promise<Organiza
   return row && toOrganization(row);
 }
 
+/** An import's organisation: created, or its name and setting written (src/import/merge.ts). */
+export async function saveOrganization(db: Db, organization: Organization, isNew: boolean) {
+  const { id, slug, name, apiKeysEnabled, createdAt } = organization;
+  const fields = { name, api_keys_enabled: fromBoolean(apiKeysEnabled) };
+  await (isNew
+    ? db.insertInto('organizations').values({ ...fields, id, slug, created_at: createdAt })
+    : db.updateTable('organizations').set(fields).where('id', '=', id)
+  ).execute();
+}
+
 /** Settings → Roles & Permissions: may administrators generate API keys? */
 export async function setApiKeysEnabled(db: Db, organizationId: string, enabled: boolean) {
   await db
