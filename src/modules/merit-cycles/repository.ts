@@ -46,28 +46,36 @@ function startOfNext(date: string): string | undefined {
   return next.getUTCFullYear() > 9999 ? undefined : next.toISOString();
 }
 
+/**
+ * The condition that a merit cycle id (`column`) is in the scope's cycle scope; undefined
+ * for a key that may read every cycle of its organisation. One statement of the rule for
+ * the query builder's reads (readableCycles) and the raw compound statements of employee
+ * pages and deltas (inCycleScope).
+ */
+function cycleScopeCondition(
+  scope: ReadScope,
+  column: RawBuilder<unknown>,
+): RawBuilder<boolean> | undefined {
+  const { cycleIds } = scope;
+  if (cycleIds === null) return undefined;
+  // A scope is never empty (the key's checks); should one be, it reads nothing.
+  if (cycleIds.length === 0) return sql<boolean>`1 = 0`;
+  return sql<boolean>`${column} in (${sql.join(cycleIds)})`;
+}
+
 /** The merit cycles the scope may read: its organisation's, only those of a cycle scope. */
 export function readableCycles(scope: ReadScope) {
   return (eb: ExpressionBuilder<Database, 'merit_cycles'>) => {
     const ofOrganization = eb('merit_cycles.organization_id', '=', scope.organizationId);
-    if (scope.cycleIds === null) return ofOrganization;
-    // A scope is never empty (the key's checks); should one be, it reads nothing.
-    if (scope.cycleIds.length === 0) return eb.lit(false);
-    return eb.and([ofOrganization, eb('merit_cycles.id', 'in', scope.cycleIds)]);
+    const inScope = cycleScopeCondition(scope, sql.ref('merit_cycles.id'));
+    return inScope ? eb.and([ofOrganization, inScope]) : ofOrganization;
   };
 }
 
-/**
- * `and <the cycle is in the scope's cycle scope>` as raw SQL, for a column naming a merit
- * cycle id (the compound statements of employee pages and deltas); nothing for a key that
- * may read every cycle of its organisation.
- */
+/** `and <the cycle is in the scope's cycle scope>` as raw SQL, or nothing. */
 export function inCycleScope(scope: ReadScope, column: RawBuilder<unknown>): RawBuilder<unknown> {
-  const { cycleIds } = scope;
-  if (cycleIds === null) return sql``;
-  // A scope is never empty (the key's checks); should one be, it reads nothing.
-  if (cycleIds.length === 0) return sql` and 1 = 0`;
-  return sql` and ${column} in (${sql.join(cycleIds)})`;
+  const inScope = cycleScopeCondition(scope, column);
+  return inScope ? sql` and ${inScope}` : sql``;
 }
 
 export async function listMeritCycles(
