@@ -57,19 +57,20 @@ interface CsvRecord {
 /** RFC 4180 by csv-parse: CRLF, LF or CR line ends, a byte order mark skipped, blank lines too. */
 export function parseCsvRecords(text: string): CsvRecord[] {
   const records: CsvRecord[] = [];
-  // csv-parse counts a CRLF inside a quoted field as two lines: its count (`info.lines`,
-  // where a record ends) is corrected by those seen so far.
-  let overcount = 0;
+  // A record starts after the lines of the records before it (each has its line breaks
+  // inside quoted fields and the one that ends it) and the blank lines csv-parse skipped
+  // (`empty_lines`, in a record's info and on an error): `next + empty_lines`. csv-parse's
+  // own count (`lines`) is not used: it takes a CRLF inside a quoted field for two lines.
+  let next = 1;
   try {
     parse(text, {
       bom: true,
       relax_column_count: true,
       skip_empty_lines: true,
       record_delimiter: ['\r\n', '\n', '\r'],
-      on_record: (record: string[], { lines }) => {
-        const inside = record.join(',');
-        overcount += inside.split('\r\n').length - 1;
-        const line = lines - overcount - newlines(inside);
+      on_record: (record: string[], { empty_lines }) => {
+        const line = next + empty_lines;
+        next += newlines(record.join(',')) + 1;
         // The header and CSV_MAX_ROWS rows; the first row more stops the parse.
         if (records.length > CSV_MAX_ROWS) {
           throw fileProblem(
@@ -82,18 +83,12 @@ export function parseCsvRecords(text: string): CsvRecord[] {
     });
   } catch (error) {
     if (!(error instanceof CsvError) || !(error.code in SYNTAX)) throw error;
-    // A field never closed is named at the line its record starts on: after the last one.
-    const { lines } = error as unknown as { lines: number };
-    const line = error.code === 'CSV_QUOTE_NOT_CLOSED' ? lastLine(records) + 1 : lines;
-    throw fileProblem(`line ${line}: ${SYNTAX[error.code]}`);
+    // Named, as every problem of a row is, by the line the record starts on.
+    throw fileProblem(`line ${next + Number(error.empty_lines)}: ${SYNTAX[error.code]}`);
   }
   return records;
 }
 
-const lastLine = (records: CsvRecord[]) => {
-  const last = records.at(-1);
-  return last ? last.line + newlines(last.fields.join(',')) : 0;
-};
 const newlines = (text: string) => text.split(/\r\n|\n|\r/).length - 1;
 
 /** `department` → `Department`, `costCenter` → `Cost center`: a column's display name. */

@@ -9,6 +9,7 @@ const HEADER =
   'id,email,firstName,lastName,preferredName,currencyCode.code,currencyCode.value,eligibilityStatus,columns.department,columns.employee.fullName,columns.employee.jobLevel,columns.employee.jobTitle,columns.other';
 
 const csv = (...lines: string[]) => `${lines.join('\r\n')}\r\n`;
+const NOT_IMPORTED = 'compplan: the data set was not imported; nothing changed.\n';
 
 describe('compplan import FILE.csv --org --cycle', () => {
   let db: TempDatabase;
@@ -200,6 +201,78 @@ describe('compplan import FILE.csv --org --cycle', () => {
     );
     expect(open.stderr).toContain('line 2: a quoted field is never closed');
     expect(open.code).toBe(1);
+  });
+
+  it('names the line an unclosed quote’s row starts on, blank lines before it counted', async () => {
+    const result = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        'a@b.example,A,B,USD,eligible',
+        '',
+        '',
+        'c@d.example,"C,D,USD,eligible',
+      ),
+    );
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: `${NOT_IMPORTED}line 5: a quoted field is never closed\n`,
+    });
+  });
+
+  it('names the line a stray quote’s row starts on, after rows or in a row whose quoted fields hold CRLF line breaks', async () => {
+    const multiLine = ['a@b.example,"Multi', 'line",B,USD,eligible'];
+    const opening = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        ...multiLine,
+        'c@d.example,C"s,D,USD,eligible',
+      ),
+    );
+    expect(opening).toMatchObject({
+      code: 1,
+      stderr: `${NOT_IMPORTED}line 4: a quote inside an unquoted field; quote the whole field and double the quote ("")\n`,
+    });
+    const closing = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        ...multiLine,
+        ...multiLine,
+        'c@d.example,"C"s,D,USD,eligible',
+      ),
+    );
+    expect(closing).toMatchObject({
+      code: 1,
+      stderr: `${NOT_IMPORTED}line 6: text after the closing quote of a field\n`,
+    });
+    const inRow = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        'a@b.example,"Multi',
+        'line",B"s,USD,eligible',
+      ),
+    );
+    expect(inRow).toMatchObject({
+      code: 1,
+      stderr: `${NOT_IMPORTED}line 2: a quote inside an unquoted field; quote the whole field and double the quote ("")\n`,
+    });
+  });
+
+  it('names the line an unclosed quote’s row starts on after rows with CRLF line breaks and a blank line', async () => {
+    const result = await importCsv(
+      csv(
+        'email,firstName,lastName,currencyCode,eligibilityStatus',
+        'a@b.example,"Three',
+        'line',
+        'name",B,USD,eligible',
+        '',
+        'c@d.example,C,"D',
+        'never closed,USD,eligible',
+      ),
+    );
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: `${NOT_IMPORTED}line 6: a quoted field is never closed\n`,
+    });
   });
 
   it('removes the employees the file does not list with --prune', async () => {
