@@ -1,7 +1,8 @@
 // CSV as RFC 4180 writes it, and as spreadsheets open it: CRLF line ends, a field quoted
 // when it holds a comma, a quote, a line break or a leading or trailing space, quotes
 // doubled inside. Objects are flattened to dotted column names
-// (`columns.employee.jobTitle`), so that every value has a column of its own.
+// (`columns.employee.jobTitle`), so that every value has a column of its own; the CSV
+// import reads them back (unflattenColumns).
 
 /** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
 export const OTHER_COLUMNS = 'columns.other';
@@ -57,6 +58,41 @@ export function flattenColumns(
     }
   }
   return flat;
+}
+
+/** A flattened column's name: `columns.KEY` or `columns.KEY.PART`, KEY and PART captured. */
+export const COLUMN_NAME = /^columns\.([^.]+)(?:\.([^.]+))?$/;
+
+/**
+ * Flattened columns back as an employee's columns, as the CSV import reads them:
+ * `columns.KEY` is a `text` column (`json` when its value is not text, as columns.other
+ * can give), `columns.KEY.PART` a part of a `composite` column, each named from its key. A
+ * name that COLUMN_NAME does not match is left out.
+ */
+export function unflattenColumns(
+  flat: Record<string, unknown>,
+): Record<string, { name: string; type: string; value: unknown }> {
+  const columns: Record<string, { name: string; type: string; value: unknown }> = {};
+  for (const [name, value] of Object.entries(flat)) {
+    const [, key, part] = COLUMN_NAME.exec(name) ?? [];
+    if (key === undefined) continue;
+    const existing = columns[key];
+    const parts = existing?.type === 'composite' ? (existing.value as object) : {};
+    columns[key] =
+      part === undefined
+        ? { name: columnDisplayName(key), type: typeof value === 'string' ? 'text' : 'json', value }
+        : { name: columnDisplayName(key), type: 'composite', value: { ...parts, [part]: value } };
+  }
+  return columns;
+}
+
+/** `department` → `Department`, `costCenter` → `Cost center`: a column's display name. */
+function columnDisplayName(key: string): string {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /** Dotted names first by their place in `preferred`, the rest in code-point order. */

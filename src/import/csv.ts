@@ -6,7 +6,7 @@
 // columns are those `compplan export employees` writes, so an export can be edited and
 // loaded back; docs/import-format.md lists them.
 import { CsvError, parse } from 'csv-parse/sync';
-import { EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../export/csv.js';
+import { COLUMN_NAME, EMPLOYEE_COLUMNS, OTHER_COLUMNS, unflattenColumns } from '../export/csv.js';
 import {
   fileProblem,
   ImportError,
@@ -24,9 +24,8 @@ type EmployeeInput = NonNullable<DataSetInput['meritCycles'][number]['employees'
 // The header: the columns `compplan export employees` writes (`currencyCode` also names
 // the code), `columns.KEY`, `columns.KEY.PART` and OTHER_COLUMNS.
 const REQUIRED = ['email', 'firstName', 'lastName', 'eligibilityStatus'];
-const COLUMN = /^columns\.([^.]+)(?:\.([^.]+))?$/;
 const isColumn = (name: string) =>
-  EMPLOYEE_COLUMNS.includes(name) || name === 'currencyCode' || COLUMN.test(name);
+  EMPLOYEE_COLUMNS.includes(name) || name === 'currencyCode' || COLUMN_NAME.test(name);
 
 // The limits of a CSV file (docs/import-format.md, "Limits"). It is read whole, then its
 // rows, then the employees made of them are held: a file of 4 MiB peaks near 300 MB
@@ -91,15 +90,6 @@ export function parseCsvRecords(text: string): CsvRecord[] {
 
 const newlines = (text: string) => text.split(/\r\n|\n|\r/).length - 1;
 
-/** `department` → `Department`, `costCenter` → `Cost center`: a column's display name. */
-function columnDisplayName(key: string): string {
-  const words = key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_-]+/g, ' ')
-    .toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
 /** Where each employee of the data set came from, to name it in problems. */
 interface CsvSource {
   lines: number[];
@@ -157,43 +147,29 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
     }
     const employee: Record<string, unknown> = {};
     const currency: { code?: string; value?: string } = {};
-    const flat = new Map<string, unknown>();
+    const flat: Record<string, unknown> = {};
     header.forEach((name, index) => {
       const value = fields[index] ?? '';
       if (name === OTHER_COLUMNS) {
         if (value === '') return;
         const others = parseObject(value);
         if (others === undefined) report(line, 'must be a JSON object', name);
-        else for (const [key, other] of Object.entries(others)) flat.set(key, other);
+        else {
+          for (const [key, other] of Object.entries(others)) {
+            if (COLUMN_NAME.test(key)) flat[key] = other;
+            else report(line, `"${key}" is not a column name`, name);
+          }
+        }
       } else if (name.startsWith('columns.')) {
-        if (value !== '') flat.set(name, value);
+        if (value !== '') flat[name] = value;
       } else if (name === 'currencyCode' || name === 'currencyCode.code') currency.code = value;
       else if (name === 'currencyCode.value') {
         if (value !== '') currency.value = value;
       } else if (name === 'preferredName') employee.preferredName = value === '' ? null : value;
       else if (name !== 'id' || value !== '') employee[name] = value;
     });
-    const columns: Record<string, { name: string; type: string; value: unknown }> = {};
-    for (const [name, value] of flat) {
-      const [, key, part] = COLUMN.exec(name) ?? [];
-      if (key === undefined) {
-        report(line, `"${name}" is not a column name`, OTHER_COLUMNS);
-        continue;
-      }
-      const existing = columns[key];
-      const parts = existing?.type === 'composite' ? (existing.value as object) : {};
-      // A value from columns.other that is not text keeps its JSON value, as type json.
-      columns[key] =
-        part === undefined
-          ? {
-              name: columnDisplayName(key),
-              type: typeof value === 'string' ? 'text' : 'json',
-              value,
-            }
-          : { name: columnDisplayName(key), type: 'composite', value: { ...parts, [part]: value } };
-    }
     employee.currencyCode = currency.value === undefined ? (currency.code ?? '') : currency;
-    employee.columns = columns;
+    employee.columns = unflattenColumns(flat);
     employees.push(employee as EmployeeInput);
     lines.push(line);
   }

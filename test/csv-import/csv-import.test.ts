@@ -151,6 +151,40 @@ describe('compplan import FILE.csv --org --cycle', () => {
     expect(dumpDatabase(db.path)).toEqual(before);
   });
 
+  it('reads columns.other as more columns: a value not text is a json column, a name not a column is refused', async () => {
+    const header = 'email,firstName,lastName,currencyCode,eligibilityStatus,columns.other';
+    const loaded = await importCsv(
+      csv(
+        header,
+        'kim@sdk.example,Kim,Park,KRW,eligible,"{""columns.costCenter"": ""CC-7"", ""columns.employee.jobLevel"": ""L4"", ""columns.rating"": [4, 5]}"',
+      ),
+    );
+    expect(loaded).toMatchObject({ code: 0, stderr: '' });
+    const served = (await employeesServed()) as { email: string; columns: unknown }[];
+    expect(served.find((employee) => employee.email === 'kim@sdk.example')?.columns).toEqual({
+      costCenter: { name: 'Cost center', type: 'text', value: 'CC-7' },
+      employee: { name: 'Employee', type: 'composite', value: { jobLevel: 'L4' } },
+      rating: { name: 'Rating', type: 'json', value: [4, 5] },
+    });
+    const refused = await importCsv(
+      csv(
+        header,
+        'lee@sdk.example,Lee,Ng,USD,eligible,"{""department"": ""Ops"", ""columns.a.b.c"": ""x""}"',
+        'mo@sdk.example,Mo,Li,USD,eligible,department=Ops',
+      ),
+    );
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: [
+        'compplan: the data set was not imported; nothing changed.',
+        'row at line 2, column "columns.other": "department" is not a column name',
+        'row at line 2, column "columns.other": "columns.a.b.c" is not a column name',
+        'row at line 3, column "columns.other": must be a JSON object',
+        '',
+      ].join('\n'),
+    });
+  });
+
   it('names both rows of an email given twice (emails compare case-insensitively)', async () => {
     const result = await importCsv(
       csv(
