@@ -2,7 +2,8 @@
 // npm run bench:data -- --deep N --database URL --change-deep PERCENT
 //
 // A realistic large data set, loaded through the real import path — the command line,
-// `node bin/compplan.js import FILE`, one process per file, as a user runs it:
+// `bin/compplan.js import FILE` executed (with the V8 flags of its first line), one process
+// per file, as a user runs it:
 // --employees employees (default 1,000,000) in 200 merit cycles over 20 organisations
 // (bench-01 … bench-20, 10 cycles each), plus one organisation `bench-deep` with one
 // cycle of --deep employees (default 500,000; 0 for none) for the deep-page benchmark.
@@ -368,7 +369,8 @@ const BIN = join(import.meta.dirname, '..', 'bin', 'compplan.js');
 
 function importFile(file: DataFile, databaseUrl: string): Promise<Measured> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' };
-  return measure(process.execPath, [BIN, 'import', file.path], env);
+  // Executed, not `node BIN`: its first line's V8 flags are part of what users run.
+  return measure(BIN, ['import', file.path], env);
 }
 
 /** Baseline 1: read the file and JSON.parse every line — no validation, no database. */
@@ -622,7 +624,7 @@ async function main() {
       return result;
     };
     log(
-      `importing into ${config.database.dialect} (node bin/compplan.js import FILE, one process per file):`,
+      `importing into ${config.database.dialect} (bin/compplan.js import FILE, one process per file):`,
     );
     started = performance.now();
     const organizations: Measured[] = [];

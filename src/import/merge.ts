@@ -123,20 +123,25 @@ async function upsertMeritCycle(
   at: Path,
 ): Promise<{ id: string; outcome: Outcome }> {
   const { organizationId } = change;
-  const cycles = trx.selectFrom('merit_cycles').selectAll();
-  const existing: MeritCycleRow | undefined = await (cycle.id
-    ? cycles.where('id', '=', cycle.id)
-    : cycles.where('organization_id', '=', organizationId).where('name', '=', cycle.name)
-  ).executeTakeFirst();
+  // One query finds both the cycle (by id, or by name) and any other of the name.
+  const named = (row: MeritCycleRow) =>
+    row.organization_id === organizationId && row.name === cycle.name;
+  const found = await trx
+    .selectFrom('merit_cycles')
+    .selectAll()
+    .where((where) =>
+      where.or([
+        where.and({ organization_id: organizationId, name: cycle.name }),
+        ...(cycle.id ? [where('id', '=', cycle.id)] : []),
+      ]),
+    )
+    .execute();
+  const existing = found.find((row) => (cycle.id ? row.id === cycle.id : named(row)));
   if (existing && existing.organization_id !== organizationId) {
     throw refused([...at, 'id'], `${cycle.id} is already used by another organisation`);
   }
   const id = existing?.id ?? cycle.id ?? newId('mc');
-  const namesake = await cycles
-    .where('organization_id', '=', organizationId)
-    .where('name', '=', cycle.name)
-    .where('id', '!=', id)
-    .executeTakeFirst();
+  const namesake = found.find((row) => named(row) && row.id !== id);
   if (namesake) {
     throw refused(
       [...at, 'name'],

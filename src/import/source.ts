@@ -115,12 +115,12 @@ const EMPTY =
   'the file is empty: it needs a data set, a JSON object {"organization": …, "meritCycles": […]}';
 
 /**
- * A JSON data set's records: the text parsed whole by JSON.parse, then let go of, and the
- * values taken record by record, each let go of in turn.
+ * A JSON data set's records: the text parsed whole by JSON.parse, then let go of (nothing
+ * here holds it, or the promise of it, while the records are taken), and the values taken
+ * record by record, each let go of in turn.
  */
 async function* jsonRecords(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<ImportRecord> {
-  const text = readWhole(bytes, JSON_MAX_BYTES, jsonTooLarge);
-  yield* recordsOfDataSet(parseDataSet(await text), true);
+  yield* recordsOfDataSet(parseDataSet(await readWhole(bytes, JSON_MAX_BYTES, jsonTooLarge)), true);
 }
 
 function parseDataSet(text: string): object {
