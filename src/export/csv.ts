@@ -72,18 +72,22 @@ export const COLUMN_NAME = /^columns\.([^.]+)(?:\.([^.]+))?$/;
 export function unflattenColumns(
   flat: Record<string, unknown>,
 ): Record<string, { name: string; type: string; value: unknown }> {
-  const columns: Record<string, { name: string; type: string; value: unknown }> = {};
+  // A Map, then own properties: a key such as `__proto__` assigned to an object would set
+  // its prototype and be lost; column keys are kept exactly as the import keeps them.
+  const columns = new Map<string, { name: string; type: string; value: unknown }>();
   for (const [name, value] of Object.entries(flat)) {
     const [, key, part] = COLUMN_NAME.exec(name) ?? [];
     if (key === undefined) continue;
-    const existing = columns[key];
+    const existing = columns.get(key);
     const parts = existing?.type === 'composite' ? (existing.value as object) : {};
-    columns[key] =
+    columns.set(
+      key,
       part === undefined
         ? { name: columnDisplayName(key), type: typeof value === 'string' ? 'text' : 'json', value }
-        : { name: columnDisplayName(key), type: 'composite', value: { ...parts, [part]: value } };
+        : { name: columnDisplayName(key), type: 'composite', value: { ...parts, [part]: value } },
+    );
   }
-  return columns;
+  return Object.fromEntries(columns);
 }
 
 /** `department` → `Department`, `costCenter` → `Cost center`: a column's display name. */

@@ -185,6 +185,24 @@ describe('compplan import FILE.csv --org --cycle', () => {
     });
   });
 
+  it('keeps a column keyed __proto__ as a column, from its own header and from columns.other', async () => {
+    const header =
+      'email,firstName,lastName,currencyCode,eligibilityStatus,columns.__proto__,columns.other';
+    const loaded = await importCsv(
+      csv(
+        header,
+        'ada@sdk.example,Ada,Ng,USD,eligible,kept,"{""columns.constructor.__proto__"": ""part""}"',
+      ),
+    );
+    expect(loaded).toMatchObject({ code: 0, stderr: '' });
+    const served = (await employeesServed()) as { email: string; columns: unknown }[];
+    const columns = served.find((employee) => employee.email === 'ada@sdk.example')?.columns;
+    // As text: an object literal's `__proto__:` would set a prototype, not a key.
+    expect(JSON.stringify(columns)).toBe(
+      '{"__proto__":{"name":" proto ","type":"text","value":"kept"},"constructor":{"name":"Constructor","type":"composite","value":{"__proto__":"part"}}}',
+    );
+  });
+
   it('names both rows of an email given twice (emails compare case-insensitively)', async () => {
     const result = await importCsv(
       csv(
