@@ -151,17 +151,21 @@ describe('compplan import FILE.csv --org --cycle', () => {
     expect(dumpDatabase(db.path)).toEqual(before);
   });
 
+  /** Imports one row under `header`; the columns the API then serves for its employee. */
+  async function columnsServedFor(header: string, row: string): Promise<unknown> {
+    expect(await importCsv(csv(header, row))).toMatchObject({ code: 0, stderr: '' });
+    const email = row.slice(0, row.indexOf(','));
+    const served = (await employeesServed()) as { email: string; columns: unknown }[];
+    return served.find((employee) => employee.email === email)?.columns;
+  }
+
   it('reads columns.other as more columns: a value not text is a json column, a name not a column is refused', async () => {
     const header = 'email,firstName,lastName,currencyCode,eligibilityStatus,columns.other';
-    const loaded = await importCsv(
-      csv(
-        header,
-        'kim@sdk.example,Kim,Park,KRW,eligible,"{""columns.costCenter"": ""CC-7"", ""columns.employee.jobLevel"": ""L4"", ""columns.rating"": [4, 5]}"',
-      ),
+    const columns = await columnsServedFor(
+      header,
+      'kim@sdk.example,Kim,Park,KRW,eligible,"{""columns.costCenter"": ""CC-7"", ""columns.employee.jobLevel"": ""L4"", ""columns.rating"": [4, 5]}"',
     );
-    expect(loaded).toMatchObject({ code: 0, stderr: '' });
-    const served = (await employeesServed()) as { email: string; columns: unknown }[];
-    expect(served.find((employee) => employee.email === 'kim@sdk.example')?.columns).toEqual({
+    expect(columns).toEqual({
       costCenter: { name: 'Cost center', type: 'text', value: 'CC-7' },
       employee: { name: 'Employee', type: 'composite', value: { jobLevel: 'L4' } },
       rating: { name: 'Rating', type: 'json', value: [4, 5] },
@@ -188,15 +192,10 @@ describe('compplan import FILE.csv --org --cycle', () => {
   it('keeps a column keyed __proto__ as a column, from its own header and from columns.other', async () => {
     const header =
       'email,firstName,lastName,currencyCode,eligibilityStatus,columns.__proto__,columns.other';
-    const loaded = await importCsv(
-      csv(
-        header,
-        'ada@sdk.example,Ada,Ng,USD,eligible,kept,"{""columns.constructor.__proto__"": ""part""}"',
-      ),
+    const columns = await columnsServedFor(
+      header,
+      'ada@sdk.example,Ada,Ng,USD,eligible,kept,"{""columns.constructor.__proto__"": ""part""}"',
     );
-    expect(loaded).toMatchObject({ code: 0, stderr: '' });
-    const served = (await employeesServed()) as { email: string; columns: unknown }[];
-    const columns = served.find((employee) => employee.email === 'ada@sdk.example')?.columns;
     // As text: an object literal's `__proto__:` would set a prototype, not a key.
     expect(JSON.stringify(columns)).toBe(
       '{"__proto__":{"name":" proto ","type":"text","value":"kept"},"constructor":{"name":"Constructor","type":"composite","value":{"__proto__":"part"}}}',
@@ -255,76 +254,48 @@ describe('compplan import FILE.csv --org --cycle', () => {
     expect(open.code).toBe(1);
   });
 
-  it('names the line an unclosed quote’s row starts on, blank lines before it counted', async () => {
-    const result = await importCsv(
-      csv(
-        'email,firstName,lastName,currencyCode,eligibilityStatus',
-        'a@b.example,A,B,USD,eligible',
-        '',
-        '',
-        'c@d.example,"C,D,USD,eligible',
-      ),
-    );
-    expect(result).toMatchObject({
-      code: 1,
-      stderr: `${NOT_IMPORTED}line 5: a quoted field is never closed\n`,
-    });
-  });
-
-  it('names the line a stray quote’s row starts on, after rows or in a row whose quoted fields hold CRLF line breaks', async () => {
-    const multiLine = ['a@b.example,"Multi', 'line",B,USD,eligible'];
-    const opening = await importCsv(
-      csv(
-        'email,firstName,lastName,currencyCode,eligibilityStatus',
-        ...multiLine,
-        'c@d.example,C"s,D,USD,eligible',
-      ),
-    );
-    expect(opening).toMatchObject({
-      code: 1,
-      stderr: `${NOT_IMPORTED}line 4: a quote inside an unquoted field; quote the whole field and double the quote ("")\n`,
-    });
-    const closing = await importCsv(
-      csv(
-        'email,firstName,lastName,currencyCode,eligibilityStatus',
-        ...multiLine,
-        ...multiLine,
-        'c@d.example,"C"s,D,USD,eligible',
-      ),
-    );
-    expect(closing).toMatchObject({
-      code: 1,
-      stderr: `${NOT_IMPORTED}line 6: text after the closing quote of a field\n`,
-    });
-    const inRow = await importCsv(
-      csv(
-        'email,firstName,lastName,currencyCode,eligibilityStatus',
-        'a@b.example,"Multi',
-        'line",B"s,USD,eligible',
-      ),
-    );
-    expect(inRow).toMatchObject({
-      code: 1,
-      stderr: `${NOT_IMPORTED}line 2: a quote inside an unquoted field; quote the whole field and double the quote ("")\n`,
-    });
-  });
-
-  it('names the line an unclosed quote’s row starts on after rows with CRLF line breaks and a blank line', async () => {
-    const result = await importCsv(
-      csv(
-        'email,firstName,lastName,currencyCode,eligibilityStatus',
+  // A CRLF inside a quoted field is one line break of the file (csv-parse counts two).
+  const multiLine = ['a@b.example,"Multi', 'line",B,USD,eligible'];
+  const STRAY = 'a quote inside an unquoted field; quote the whole field and double the quote ("")';
+  const UNCLOSED = 'a quoted field is never closed';
+  it.each([
+    [
+      'an unclosed quote after blank lines',
+      ['a@b.example,A,B,USD,eligible', '', '', 'c@d.example,"C,D,USD,eligible'],
+      `line 5: ${UNCLOSED}`,
+    ],
+    [
+      'a stray quote after a row with a line break in a field',
+      [...multiLine, 'c@d.example,C"s,D,USD,eligible'],
+      `line 4: ${STRAY}`,
+    ],
+    [
+      'text after a closing quote after two such rows',
+      [...multiLine, ...multiLine, 'c@d.example,"C"s,D,USD,eligible'],
+      'line 6: text after the closing quote of a field',
+    ],
+    [
+      'a stray quote on the second line of its row',
+      ['a@b.example,"Multi', 'line",B"s,USD,eligible'],
+      `line 2: ${STRAY}`,
+    ],
+    [
+      'an unclosed quote after a three-line row and a blank line',
+      [
         'a@b.example,"Three',
         'line',
         'name",B,USD,eligible',
         '',
         'c@d.example,C,"D',
         'never closed,USD,eligible',
-      ),
+      ],
+      `line 6: ${UNCLOSED}`,
+    ],
+  ])('names the line a syntax problem’s row starts on: %s', async (_, rows, problem) => {
+    const result = await importCsv(
+      csv('email,firstName,lastName,currencyCode,eligibilityStatus', ...rows),
     );
-    expect(result).toMatchObject({
-      code: 1,
-      stderr: `${NOT_IMPORTED}line 6: a quoted field is never closed\n`,
-    });
+    expect(result).toMatchObject({ code: 1, stderr: `${NOT_IMPORTED}${problem}\n` });
   });
 
   it('removes the employees the file does not list with --prune', async () => {
