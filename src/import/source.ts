@@ -14,10 +14,10 @@ import { decodeStrictly, withoutBom } from './utf8.js';
 const CHUNK_BYTES = 64 * 1024;
 
 // A JSON file is read whole and parsed by JSON.parse, which holds the text and every value
-// at once, some ten times the file: a file just under 24 MiB (59,000 employees) made an
-// import peak at 236 MiB on SQLite, 245–250 MiB on PostgreSQL (docs/benchmarks.md). The
-// limit keeps an import well under 300 MB; larger data sets are for NDJSON, read line by
-// line in memory that does not grow with the file.
+// at once: a file just under 24 MiB (59,000 employees) made an import peak at 236 MiB on
+// SQLite, 240–244 MiB on PostgreSQL (docs/benchmarks.md). The limit keeps an import well
+// under 300 MB; larger data sets are for NDJSON, read line by line in memory that does not
+// grow with the file.
 export const JSON_MAX_BYTES = 24 * 1024 * 1024;
 // How far the format test reads for the first line (an NDJSON organization line is a few
 // hundred bytes; a minified JSON file has no line break at all).
