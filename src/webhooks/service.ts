@@ -121,36 +121,54 @@ export async function listOrganizationWebhooks(
   );
 }
 
-async function endpointOrFail(db: Db, id: string): Promise<WebhookEndpoint & { org: string }> {
-  const organizationId = await organizationOfWebhookEndpoint(db, id);
-  const endpoint =
-    organizationId === undefined ? undefined : await findWebhookEndpoint(db, organizationId, id);
-  const organization = endpoint && (await findOrganizationById(db, endpoint.organizationId));
-  if (!endpoint || !organization) throw new WebhookManagementError(`No webhook endpoint ${id}`);
-  return { ...endpoint, org: organization.slug };
-}
-
-/** Removes an endpoint, and with it its deliveries still pending. */
-export async function removeWebhookEndpointById(
+/**
+ * Records a `ping` for an endpoint of the organisation: the next dispatcher round sends
+ * it. Undefined when the organisation has no such endpoint; refused for a disabled one.
+ */
+export async function testWebhookEndpoint(
   db: Db,
+  organizationId: string,
   id: string,
-): Promise<WebhookEndpoint & { org: string }> {
-  const endpoint = await endpointOrFail(db, id);
-  await deleteWebhookEndpoint(db, endpoint.organizationId, id);
-  return endpoint;
-}
-
-/** Records a `ping` for the endpoint: the next dispatcher round sends it. */
-export async function testWebhookEndpointById(
-  db: Db,
-  id: string,
-): Promise<WebhookEndpoint & { org: string }> {
-  const endpoint = await endpointOrFail(db, id);
-  if (endpoint.status === 'disabled') {
+): Promise<WebhookEndpoint | undefined> {
+  const endpoint = await findWebhookEndpoint(db, organizationId, id);
+  if (endpoint?.status === 'disabled') {
     throw new WebhookManagementError(
       `Webhook endpoint ${id} is disabled (it answered 410 Gone): remove it and add it again`,
     );
   }
-  await db.transaction().execute((trx) => recordPing(trx, endpoint.organizationId, id));
+  if (endpoint) await db.transaction().execute((trx) => recordPing(trx, organizationId, id));
   return endpoint;
 }
+
+/**
+ * Removes an endpoint of the organisation, and with it its deliveries still pending.
+ * Undefined when the organisation has no such endpoint.
+ */
+export async function removeWebhookEndpoint(
+  db: Db,
+  organizationId: string,
+  id: string,
+): Promise<WebhookEndpoint | undefined> {
+  const endpoint = await findWebhookEndpoint(db, organizationId, id);
+  if (endpoint) await deleteWebhookEndpoint(db, organizationId, id);
+  return endpoint;
+}
+
+/** `action` on an endpoint named by its id alone (the command line), in its organisation. */
+async function inOrganizationOf(
+  db: Db,
+  id: string,
+  action: (organizationId: string) => Promise<WebhookEndpoint | undefined>,
+): Promise<WebhookEndpoint & { org: string }> {
+  const organizationId = await organizationOfWebhookEndpoint(db, id);
+  const organization = organizationId && (await findOrganizationById(db, organizationId));
+  const endpoint = organization && (await action(organization.id));
+  if (!organization || !endpoint) throw new WebhookManagementError(`No webhook endpoint ${id}`);
+  return { ...endpoint, org: organization.slug };
+}
+
+export const removeWebhookEndpointById = (db: Db, id: string) =>
+  inOrganizationOf(db, id, (organizationId) => removeWebhookEndpoint(db, organizationId, id));
+
+export const testWebhookEndpointById = (db: Db, id: string) =>
+  inOrganizationOf(db, id, (organizationId) => testWebhookEndpoint(db, organizationId, id));

@@ -212,6 +212,30 @@ describe('compplan webhooks', () => {
     ]);
   });
 
+  it('webhooks test refuses a disabled endpoint and an unknown id, and records nothing', async () => {
+    const added = await add(receiver.url);
+    const handle = openDatabase(database.config);
+    try {
+      await handle.db
+        .updateTable('webhook_endpoints')
+        .set({ status: 'disabled' })
+        .where('id', '=', added.id)
+        .execute();
+    } finally {
+      await handle.db.destroy();
+    }
+    expect(await runCli(['webhooks', 'test', added.id], { env })).toMatchObject({
+      code: 1,
+      stderr: `compplan: Webhook endpoint ${added.id} is disabled (it answered 410 Gone): remove it and add it again\n`,
+    });
+    const unknown = 'wh_00000000-0000-4000-8000-000000000000';
+    expect(await runCli(['webhooks', 'test', unknown], { env })).toMatchObject({
+      code: 1,
+      stderr: `compplan: No webhook endpoint ${unknown}\n`,
+    });
+    expect((await list())[0]?.deliveries).toEqual([]);
+  });
+
   it('a server killed (SIGKILL) after an import committed, mid-delivery, loses nothing: the next one delivers with the same webhook-id', async () => {
     const first = await serve();
     const added = await add(receiver.url);

@@ -123,6 +123,34 @@ describe('Settings → Connections → Webhooks', () => {
     );
   });
 
+  it('a test ping of a disabled endpoint (a form sent from an older page) records nothing and shows the page', async () => {
+    const added = await addWebhookEndpoint(server.database.db, {
+      org: 'initech',
+      url: 'https://hooks.initech.example/gone',
+      allowPrivateNetworks: [],
+    });
+    const fields = hiddenFieldsOf((await admin.get(PAGE)).body, PAGE);
+    await server.database.db
+      .updateTable('webhook_endpoints')
+      .set({ status: 'disabled' })
+      .where('id', '=', added.id)
+      .execute();
+    const pings = () =>
+      server.database.db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('endpoint_id', '=', added.id)
+        .execute();
+    expect(await admin.post(`${PAGE}/${added.id}/test`, fields)).toMatchObject({
+      status: 303,
+      location: PAGE,
+    });
+    expect(await pings()).toEqual([]);
+    const page = textOf((await admin.get(PAGE)).body);
+    expect(page).toContain('It answered 410 Gone, so nothing more is sent to it.');
+    await server.database.db.deleteFrom('webhook_endpoints').where('id', '=', added.id).execute();
+  });
+
   it('answers 404 for another organisation’s endpoint, and changes nothing', async () => {
     const theirs = await addWebhookEndpoint(server.database.db, {
       org: 'globex',
