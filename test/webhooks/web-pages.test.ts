@@ -29,6 +29,10 @@ describe('Settings → Connections → Webhooks', () => {
     return listWebhookEndpoints(server.database.db, organization?.id ?? '');
   };
 
+  /** An endpoint added through the service, not the pages. */
+  const endpointAdded = (org: string, url: string) =>
+    addWebhookEndpoint(server.database.db, { org, url, allowPrivateNetworks: [] });
+
   async function postForm(path: string, action: string, form: Record<string, string>) {
     const page = await admin.get(path);
     return admin.post(action, { ...hiddenFieldsOf(page.body, action), ...form });
@@ -124,11 +128,7 @@ describe('Settings → Connections → Webhooks', () => {
   });
 
   it('a test ping of a disabled endpoint (a form sent from an older page) records nothing and shows the page', async () => {
-    const added = await addWebhookEndpoint(server.database.db, {
-      org: 'initech',
-      url: 'https://hooks.initech.example/gone',
-      allowPrivateNetworks: [],
-    });
+    const added = await endpointAdded('initech', 'https://hooks.initech.example/gone');
     const fields = hiddenFieldsOf((await admin.get(PAGE)).body, PAGE);
     await server.database.db
       .updateTable('webhook_endpoints')
@@ -152,11 +152,7 @@ describe('Settings → Connections → Webhooks', () => {
   });
 
   it('answers 404 for another organisation’s endpoint, and changes nothing', async () => {
-    const theirs = await addWebhookEndpoint(server.database.db, {
-      org: 'globex',
-      url: 'https://hooks.globex.example/compplan',
-      allowPrivateNetworks: [],
-    });
+    const theirs = await endpointAdded('globex', 'https://hooks.globex.example/compplan');
     const fields = hiddenFieldsOf((await admin.get(PAGE)).body, PAGE);
     expect((await admin.get(`${PAGE}/${theirs.id}/remove`)).status).toBe(404);
     expect((await admin.post(`${PAGE}/${theirs.id}/remove`, fields)).status).toBe(404);
