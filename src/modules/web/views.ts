@@ -129,6 +129,32 @@ function singleCard(title: string, content: SafeHtml, cardClass = ''): string {
  * A line to copy (a curl command): shown whole in a block that scrolls sideways rather than
  * breaking inside a URL, with a Copy button and a live region that says it was copied.
  */
+/**
+ * A secret shown this once (a new API key, a webhook's signing secret): read-only, with a
+ * Copy button and the warning that it cannot be shown again.
+ */
+export function shownOncePanel(panel: {
+  ids: { title: string; warning: string; secret: string };
+  title: SafeHtml;
+  warning: SafeHtml;
+  label: string;
+  secret: string;
+  after: SafeHtml;
+}): SafeHtml {
+  const { ids } = panel;
+  return html`<section class="panel panel-new-key" aria-labelledby="${ids.title}">
+  <h2 id="${ids.title}">${panel.title}</h2>
+  <p class="warning" id="${ids.warning}">${panel.warning}</p>
+  <div class="secret-row">
+    <label for="${ids.secret}" class="visually-hidden">${panel.label}</label>
+    <input id="${ids.secret}" class="secret" type="text" value="${panel.secret}" readonly spellcheck="false" autocomplete="off" aria-describedby="${ids.warning}">
+    <button type="button" class="button button-primary" data-copy-target="${ids.secret}" data-copied-label="Copied">Copy</button>
+  </div>
+  <p class="copy-status" role="status" aria-live="polite" id="copy-status"></p>
+  ${panel.after}
+</section>`;
+}
+
 function copyableCode(id: string, text: string): SafeHtml {
   return html`<div class="code-block">
   <pre id="${id}" tabindex="0" aria-label="Command"><code>${text}</code></pre>
@@ -240,18 +266,15 @@ export function connectionsPage(view: ConnectionsView): string {
   const created = view.created;
   const newKey =
     created &&
-    html`<section class="panel panel-new-key" aria-labelledby="new-key-title">
-  <h2 id="new-key-title">Your new API key “${created.name}”</h2>
-  <p class="warning" id="new-key-warning"><strong>Copy this key now.</strong> For your security it cannot be shown again: if you lose it, generate a new key and revoke this one.</p>
-  <div class="secret-row">
-    <label for="new-key-secret" class="visually-hidden">API key</label>
-    <input id="new-key-secret" class="secret" type="text" value="${created.key}" readonly spellcheck="false" autocomplete="off" aria-describedby="new-key-warning">
-    <button type="button" class="button button-primary" data-copy-target="new-key-secret" data-copied-label="Copied">Copy</button>
-  </div>
-  <p class="copy-status" role="status" aria-live="polite" id="copy-status"></p>
-  <p class="hint">Send it in the <code>x-api-key</code> header. Try it:</p>
-  ${copyableCode('try-new-key', `curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping`)}
-</section>`;
+    shownOncePanel({
+      ids: { title: 'new-key-title', warning: 'new-key-warning', secret: 'new-key-secret' },
+      title: html`Your new API key “${created.name}”`,
+      warning: html`<strong>Copy this key now.</strong> For your security it cannot be shown again: if you lose it, generate a new key and revoke this one.`,
+      label: 'API key',
+      secret: created.key,
+      after: html`<p class="hint">Send it in the <code>x-api-key</code> header. Try it:</p>
+  ${copyableCode('try-new-key', `curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping`)}`,
+    });
 
   const cycleNames = new Map(view.choices.cycles.map((cycle) => [cycle.id, cycle.name]));
   const now = Date.now();

@@ -10,6 +10,7 @@ import {
   type Signed,
   sessionFormFields,
   settingsLayout,
+  shownOncePanel,
   time,
 } from './views.js';
 
@@ -95,17 +96,18 @@ export function webhooksPage(view: WebhooksView): string {
   const added = view.added;
   const secretPanel =
     added &&
-    html`<section class="panel panel-new-key" aria-labelledby="new-secret-title">
-  <h2 id="new-secret-title">Signing secret for ${added.url}</h2>
-  <p class="warning" id="new-secret-warning"><strong>Copy this secret now.</strong> It cannot be shown again: if you lose it, remove the endpoint and add it again.</p>
-  <div class="secret-row">
-    <label for="new-webhook-secret" class="visually-hidden">Signing secret</label>
-    <input id="new-webhook-secret" class="secret" type="text" value="${added.secret}" readonly spellcheck="false" autocomplete="off" aria-describedby="new-secret-warning">
-    <button type="button" class="button button-primary" data-copy-target="new-webhook-secret" data-copied-label="Copied">Copy</button>
-  </div>
-  <p class="copy-status" role="status" aria-live="polite" id="copy-status"></p>
-  <p class="hint">Verify every request with it using a Standard Webhooks library (headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>).</p>
-</section>`;
+    shownOncePanel({
+      ids: {
+        title: 'new-secret-title',
+        warning: 'new-secret-warning',
+        secret: 'new-webhook-secret',
+      },
+      title: html`Signing secret for ${added.url}`,
+      warning: html`<strong>Copy this secret now.</strong> It cannot be shown again: if you lose it, remove the endpoint and add it again.`,
+      label: 'Signing secret',
+      secret: added.secret,
+      after: html`<p class="hint">Verify every request with it using a Standard Webhooks library (headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>).</p>`,
+    });
   const boxes = EVENT_TYPES.map(
     (type) =>
       html`<label class="check"><input type="checkbox" name="${EVENT_FIELD}${type}" value="on" checked> <code>${type}</code></label>`,
