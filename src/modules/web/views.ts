@@ -126,10 +126,6 @@ function singleCard(title: string, content: SafeHtml, cardClass = ''): string {
 }
 
 /**
- * A line to copy (a curl command): shown whole in a block that scrolls sideways rather than
- * breaking inside a URL, with a Copy button and a live region that says it was copied.
- */
-/**
  * A secret shown this once (a new API key, a webhook's signing secret): read-only, with a
  * Copy button and the warning that it cannot be shown again.
  */
@@ -155,6 +151,10 @@ export function shownOncePanel(panel: {
 </section>`;
 }
 
+/**
+ * A line to copy (a curl command): shown whole in a block that scrolls sideways rather than
+ * breaking inside a URL, with a Copy button and a live region that says it was copied.
+ */
 function copyableCode(id: string, text: string): SafeHtml {
   return html`<div class="code-block">
   <pre id="${id}" tabindex="0" aria-label="Command"><code>${text}</code></pre>
