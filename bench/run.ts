@@ -11,8 +11,8 @@
 // database:
 // 1. The data set of `npm run bench:data -- --employees 2000 --deep 100000 --only-load`:
 //    one organisation with one cycle of 100,000 employees (bench-deep), 20 more with 10
-//    small cycles each, generated to files and loaded with `node bin/compplan.js import
-//    FILE`; SQLite in a temp dir, PostgreSQL in a throwaway cluster (vacuumed after the
+//    small cycles each, generated to files and loaded with `bin/compplan.js import FILE`
+//    (executed, as users run it); SQLite in a temp dir, PostgreSQL in a throwaway cluster (vacuumed after the
 //    load, so that autovacuum does not run while the servers are measured).
 // 2. A key made with `node bin/compplan.js keys create --org bench-deep --json`.
 // 3. `bin/compplan.js serve --port P --host 127.0.0.1` executed as `npm start` and `npx
