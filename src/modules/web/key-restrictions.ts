@@ -124,39 +124,51 @@ export function restrictionFields(choices: KeyChoices): SafeHtml {
 </div>`;
 }
 
-/** The list's cells for what a key may read, when it expires and where it was last used from. */
+/**
+ * The list's cells for what a key may read (its merit cycles, and the hidden columns under
+ * them) and for its status (with its expiry under it): two columns where there were five,
+ * so that the table fits a desktop window (docs/web-app.md, "Connections").
+ */
 export function restrictionCells(
   key: ApiKey,
   cycleNames: ReadonlyMap<string, string>,
   now: number,
-): SafeHtml {
+): { reads: SafeHtml; status: SafeHtml } {
   const scope =
     key.cycles === null
       ? html`All merit cycles`
       : key.cycles.map((id, index) => html`${index > 0 ? ', ' : ''}${cycleNames.get(id) ?? id}`);
   const hidden =
     key.hiddenColumns.length === 0
-      ? html`<span class="muted">None</span>`
-      : key.hiddenColumns.map(
+      ? html`No hidden columns`
+      : html`Hides ${key.hiddenColumns.map(
           (column, index) => html`${index > 0 ? ', ' : ''}<code>${column}</code>`,
-        );
+        )}`;
   const expiresAt = key.expiresAt === null ? null : Date.parse(key.expiresAt);
-  const soon =
-    key.revokedAt === null &&
-    expiresAt !== null &&
-    expiresAt > now &&
-    expiresAt - now <= EXPIRING_SOON_MS;
   const expired = expiresAt !== null && expiresAt <= now;
-  const expires =
+  const soon =
+    key.revokedAt === null && expiresAt !== null && !expired && expiresAt - now <= EXPIRING_SOON_MS;
+  const expiry =
     key.expiresAt === null
-      ? html`<span class="muted">Never</span>`
-      : html`${shortTime(key.expiresAt)}${soon ? html` <span class="badge badge-soon">Expires soon</span>` : ''}${expired ? html` <span class="badge badge-revoked">Expired</span>` : ''}`;
-  const address =
-    key.lastUsedAddress === null
-      ? html`<span class="muted">—</span>`
-      : html`<code>${key.lastUsedAddress}</code>`;
+      ? html`Never expires`
+      : html`${expired ? 'Expired' : 'Expires'} ${shortTime(key.expiresAt)}${soon ? html` <span class="badge badge-soon">Expires soon</span>` : ''}`;
+  // A revoked key's expiry no longer matters: when it was revoked does.
+  const status =
+    key.revokedAt !== null
+      ? html`<span class="badge badge-revoked">Revoked</span> <span class="sub">${shortTime(key.revokedAt)}</span>`
+      : html`<span class="badge ${expired ? 'badge-revoked' : 'badge-active'}">${expired ? 'Expired' : 'Active'}</span> <span class="sub">${expiry}</span>`;
   // data-label: the column's name, which a narrow screen shows beside each cell.
-  return html`<td data-label="Merit cycles">${scope}</td><td data-label="Hidden columns">${hidden}</td><td data-label="Expires">${expires}</td><td data-label="Last used from">${address}</td>`;
+  return {
+    reads: html`<td data-label="Reads"><div>${scope} <span class="sub">${hidden}</span></div></td>`,
+    status: html`<td data-label="Status"><div>${status}</div></td>`,
+  };
+}
+
+/** Where a key was last used from, under the time (nothing for a key never used). */
+export function lastUsedFrom(key: ApiKey): SafeHtml | '' {
+  return key.lastUsedAddress === null
+    ? ''
+    : html`<span class="sub">from <code>${key.lastUsedAddress}</code></span>`;
 }
 
 function shortTime(iso: string): SafeHtml {
@@ -198,9 +210,15 @@ fieldset:disabled .group-label, fieldset:disabled .check { color: var(--muted); 
 .check-list { margin: 0.2rem 0 0 1.6rem; max-height: 12rem; overflow: auto; }
 .sub-label { font-weight: 400; margin-top: 0.5rem; }
 select, input[type="date"] { padding: 0.45rem 0.6rem; font: inherit; border: 1px solid #b9c3cf; border-radius: 6px; background: #fff; max-width: 100%; }
-/* The key table is wider with these columns: it scrolls within its panel, the page does
-   not (the visually hidden labels of its buttons are positioned within the scroller). */
+/* The key table fits a 1280 px window: narrower gaps, long names and addresses wrap (a
+   table too wide still scrolls within its panel, never the page; the visually hidden
+   labels of its buttons are positioned within the scroller). */
 .table-wrap { position: relative; }
+.key-list th, .key-list td { padding-left: 0.5rem; padding-right: 0.5rem; vertical-align: top; }
+.key-list tbody th { min-width: 9rem; overflow-wrap: break-word; }
+.key-list td[data-label="Reads"] { min-width: 12rem; overflow-wrap: break-word; }
+.key-list td[data-label="Last used"] code { overflow-wrap: anywhere; }
+.key-list td.actions { vertical-align: middle; }
 .settings > main { min-width: 0; }
 @media (max-width: 48rem) { .settings { grid-template-columns: minmax(0, 1fr); } }
 .badge-soon { background: var(--warn-soft); color: #6b4a00; border: 1px solid var(--warn-line); }

@@ -10,6 +10,7 @@ import { ASSETS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 import {
   type KeyChoices,
+  lastUsedFrom,
   restrictionCells,
   restrictionFields,
   rolledNotice,
@@ -278,17 +279,19 @@ export function connectionsPage(view: ConnectionsView): string {
 
   const cycleNames = new Map(view.choices.cycles.map((cycle) => [cycle.id, cycle.name]));
   const now = Date.now();
-  const rows = view.keys.map(
-    (key) => html`<tr>
-  <th scope="row">${key.name}</th>
-  <td data-label="Prefix"><code>${key.prefix}…</code></td>
-  <td data-label="Created">${time(key.createdAt)}</td>
-  <td data-label="Last used">${time(key.lastUsedAt)}</td>
-  <td data-label="Status">${key.revokedAt === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> <span class="status-time">${time(key.revokedAt)}</span>`}</td>
-  ${restrictionCells(key, cycleNames, now)}
+  // Five columns, each value with what belongs to it under it (the prefix and creation
+  // under the name, the address under the last use, the expiry under the status): a
+  // desktop window holds them all; a phone shows each key as a block (assets.ts, "stacked").
+  const rows = view.keys.map((key) => {
+    const cells = restrictionCells(key, cycleNames, now);
+    return html`<tr>
+  <th scope="row">${key.name} <span class="sub"><code>${key.prefix}…</code></span> <span class="sub">Created ${time(key.createdAt)}</span></th>
+  ${cells.reads}
+  <td data-label="Last used"><div>${time(key.lastUsedAt)} ${lastUsedFrom(key)}</div></td>
+  ${cells.status}
   <td class="actions">${key.revokedAt === null ? html`<a class="button button-quiet button-small" href="/app/settings/connections/keys/${key.id}/roll">Roll<span class="visually-hidden"> ${key.name}</span></a> <a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
-</tr>`,
-  );
+</tr>`;
+  });
 
   return settingsLayout(
     view,
@@ -322,8 +325,8 @@ ${newKey}
   ${
     view.keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
-      : html`<div class="table-wrap"><table class="key-list">
-  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Merit cycles</th><th scope="col">Hidden columns</th><th scope="col">Expires</th><th scope="col">Last used from</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      : html`<div class="table-wrap"><table class="key-list stacked">
+  <thead><tr><th scope="col">Name</th><th scope="col">Reads</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
 ${rows}
   </tbody>
