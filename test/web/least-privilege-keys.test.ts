@@ -142,6 +142,24 @@ describe('least-privilege keys in the browser', () => {
     await screenshots('04-list');
   });
 
+  it('ticking a merit cycle chooses “Only these”: the key reads that cycle only; choosing every cycle clears the ticks', async () => {
+    await page.getByLabel('Key name').fill('Ticked only');
+    expect(await page.getByLabel('Every merit cycle, also those added later').isChecked()).toBe(
+      true,
+    );
+    await page.getByLabel('Prototype Keys').check();
+    expect(await page.getByLabel('Only these:').isChecked()).toBe(true);
+    await page.getByLabel('Every merit cycle, also those added later').check();
+    expect(await page.getByLabel('Prototype Keys').isChecked()).toBe(false);
+    await page.getByLabel('Edge Names').check();
+    expect(await page.getByLabel('Only these:').isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Generate API Key' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.getByLabel('API key', { exact: true }).inputValue()).toMatch(SECRET);
+    const made = (await keysOfUmbrella()).find((key) => key.name === 'Ticked only');
+    expect(made?.cycles).toEqual([EDGE_CYCLE]);
+  });
+
   it('a key that expires within 7 days is flagged in the list', async () => {
     await page.getByLabel('Key name').fill('Trial');
     await page.getByLabel('Expires', { exact: true }).selectOption('7d');

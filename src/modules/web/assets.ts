@@ -236,8 +236,22 @@ td time { white-space: nowrap; }
 .stack { margin: 0 0 1rem; }
 `;
 
-// The copy button: the only script. Copies the secret and says so in a live region.
+// The only script: the copy button, and the generate form's merit cycle choice. The copy
+// button copies the secret and says so in a live region.
 const JS = `'use strict';
+// Ticking a merit cycle chooses "Only these"; choosing every merit cycle clears the ticks:
+// the form never sends a choice its boxes contradict (the server refuses one anyway).
+document.addEventListener('change', (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLInputElement) || !box.checked) return;
+  const list = box.closest('[data-chooses]');
+  if (list) {
+    const choice = document.getElementById(list.getAttribute('data-chooses'));
+    if (choice) choice.checked = true;
+  } else if (box.hasAttribute('data-clears')) {
+    for (const ticked of document.querySelectorAll(box.getAttribute('data-clears') + ' input:checked')) ticked.checked = false;
+  }
+});
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null;
   if (!button) return;

@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../../db/connect.js';
 import type { ApiKey } from '../api-keys/repository.js';
+import { KeyManagementError } from '../api-keys/errors.js';
 import { EXPIRING_SOON_MS, parseList } from '../api-keys/restrictions.js';
 import type { NewKeyInput } from '../api-keys/service.js';
 import { html, type SafeHtml } from './html.js';
@@ -62,13 +63,21 @@ export const GRACE_CHOICES = [
   ['30d', '30 days'],
 ] as const;
 
-/** The restrictions a generate form asks for, as the key service takes them. */
+export const CONTRADICTORY_SCOPE =
+  'No API key was generated: merit cycles were ticked, but “Every merit cycle” was chosen. Choose “Only these” to restrict the key to the ticked cycles, or untick them.';
+
+/**
+ * The restrictions a generate form asks for, as the key service takes them. Cycles ticked
+ * under "every merit cycle" are refused, never ignored: whoever ticked them believes the
+ * key restricted, and a key must never read more than its maker meant.
+ */
 export function restrictionsOf(request: FastifyRequest): Omit<NewKeyInput, 'org' | 'name'> {
   const body = (request.body ?? {}) as Record<string, unknown>;
   const scope = formField(request, 'scope');
   const cycles = Object.keys(body)
     .filter((name) => name.startsWith(CYCLE_FIELD) && body[name] === 'on')
     .map((name) => name.slice(CYCLE_FIELD.length));
+  if (scope !== 'some' && cycles.length > 0) throw new KeyManagementError(CONTRADICTORY_SCOPE);
   const hidden = formField(request, 'hideColumns').trim();
   const expiresIn = formField(request, 'expiresIn');
   const expiresAt = formField(request, 'expiresAt').trim();
@@ -107,9 +116,9 @@ export function restrictionFields(choices: KeyChoices): SafeHtml {
   // A group, not a nested fieldset: the form's one fieldset is what disables it all.
   return html`<div class="field choice-group" role="radiogroup" aria-labelledby="scope-label">
   <p class="group-label" id="scope-label">Merit cycles it reads</p>
-  <label class="check"><input type="radio" name="scope" value="all" checked> Every merit cycle, also those added later</label>
-  <label class="check"><input type="radio" name="scope" value="some"> Only these:</label>
-  <div class="check-list" role="group" aria-label="Merit cycles">${boxes}</div>
+  <label class="check"><input type="radio" name="scope" value="all" checked data-clears="#scope-cycles"> Every merit cycle, also those added later</label>
+  <label class="check"><input type="radio" name="scope" value="some" id="scope-some"> Only these:</label>
+  <div class="check-list" role="group" aria-label="Merit cycles" id="scope-cycles" data-chooses="scope-some">${boxes}</div>
 </div>
 <div class="field">
   <label for="hide-columns">Hidden columns</label>

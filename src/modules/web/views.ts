@@ -1,5 +1,6 @@
 // The web application's pages. Server-rendered HTML, one local stylesheet and one small
-// script (the copy button); every value is escaped by `html`.
+// script (the copy button, the generate form's merit cycle choice); every value is
+// escaped by `html`.
 import type { ApiKey } from '../api-keys/repository.js';
 import { KEY_NAME_MAX_LENGTH } from '../api-keys/service.js';
 import type { Organization } from '../organizations/repository.js';
