@@ -234,7 +234,7 @@ describe('Settings in the browser', () => {
     await page.getByRole('button', { name: 'Save' }).click();
     await page.waitForLoadState('load');
     expect(await page.getByRole('status').textContent()).toBe(
-      'Saved: administrators may not generate API keys.',
+      'Saved: no one can generate API keys for Initech Corp, owners included. Keys already generated keep working until they are revoked.',
     );
     expect(await page.getByLabel('Allow administrators to generate API keys').isChecked()).toBe(
       false,

@@ -180,7 +180,11 @@ describe('web application settings', () => {
     expect(off.location).toBe('/app/settings/roles?saved');
     expect((await organization()).apiKeysEnabled).toBe(false);
     const page = await owner.get('/app/settings/roles?saved');
-    expect(textOf(page.body)).toContain('Saved: administrators may not generate API keys.');
+    // Off means off for everyone: the service refuses owners too.
+    expect(textOf(page.body)).toContain(
+      'Saved: no one can generate API keys for Initech Corp, owners included. Keys already generated keep working until they are revoked.',
+    );
+    expect(textOf(page.body)).not.toContain('administrators may not');
 
     const on = await owner.post('/app/settings/roles', {
       _csrf: ownerToken,
@@ -188,6 +192,9 @@ describe('web application settings', () => {
     });
     expect(on.status).toBe(303);
     expect((await organization()).apiKeysEnabled).toBe(true);
+    expect(textOf((await owner.get('/app/settings/roles?saved')).body)).toContain(
+      'Saved: owners and administrators can generate API keys.',
+    );
     expect((await owner.get('/app/settings/roles')).body).toContain(
       'type="checkbox" role="switch" value="on" checked',
     );

@@ -369,6 +369,16 @@ export function rollPage(view: Signed & { key: ApiKey }): string {
   );
 }
 
+/**
+ * What the saved permission now means, true for everyone it concerns: when it is off,
+ * nobody generates keys (owners neither), as the service refuses them all.
+ */
+function savedPermission(organization: Organization): string {
+  return organization.apiKeysEnabled
+    ? 'Saved: owners and administrators can generate API keys.'
+    : `Saved: no one can generate API keys for ${organization.name}, owners included. Keys already generated keep working until they are revoked.`;
+}
+
 export function rolesPage(
   view: Signed & { saved?: boolean; resent?: boolean; error?: string },
 ): string {
@@ -380,7 +390,7 @@ export function rolesPage(
     'Roles & Permissions',
     html`${view.error && alert('error', view.error)}
 ${view.resent && alert('info', RESENT_NOTICE)}
-${view.saved && alert('success', `Saved: administrators ${enabled ? 'may' : 'may not'} generate API keys.`)}
+${view.saved && alert('success', savedPermission(view.organization))}
 <section class="panel" aria-labelledby="roles-title">
   <h2 id="roles-title">Roles</h2>
   <div class="table-wrap"><table>
