@@ -99,7 +99,7 @@ describe('Connections and Webhooks fit a desktop and a phone (browser)', () => {
 
   beforeAll(async () => {
     server = await startTestServer({ dataSets: [dataSet()], trustProxy: ['127.0.0.1'] });
-    const used = [
+    const used: [string, string][] = [
       ['Looker export for the finance team (quarterly board pack)', '2001:db8:85a3::8a2e:370:7334'],
       ['HRIS nightly synchronisation – Workday production tenant', '203.0.113.254'],
     ];
