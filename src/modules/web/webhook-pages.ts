@@ -1,4 +1,4 @@
-// Settings → Connections → Webhooks (decisions.md section 5), for owners and
+// Settings → Connections → Webhooks (docs/webhooks.md, docs/web-app.md), for owners and
 // administrators alike, as API keys are. Endpoints are added, tested and removed through
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
