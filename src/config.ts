@@ -27,7 +27,7 @@ export interface Config {
    */
   readonly trustProxy: readonly string[];
   /**
-   * How long removals are remembered for delta sync (decisions.md section 4): tombstones
+   * How long removals are remembered for delta sync (docs/delta-sync.md, "Retention"): tombstones
    * older than this are purged, and a delta token older than this gets 410.
    */
   readonly changeRetentionDays: number;

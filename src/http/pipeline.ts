@@ -25,7 +25,7 @@
 //
 // The key's quota is taken before any work and labels every answer of a request that
 // carried a valid key, whatever its status: 200, 304, 404 of an unknown path, 405, 422,
-// 429 (decisions.md, "Rate limit").
+// 429 (docs/api-behaviour.md, "Rate limits").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { accessLog } from '../logger.js';

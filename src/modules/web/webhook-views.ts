@@ -60,7 +60,7 @@ function deliveriesTable(endpoint: ListedWebhookEndpoint): SafeHtml {
   <td data-label="Answer" class="excerpt">${delivery.lastResponse ?? ''}</td>
 </tr>`,
   );
-  return html`<div class="table-wrap"><table class="delivery-list">
+  return html`<div class="table-wrap"><table class="delivery-list stacked">
   <caption class="visually-hidden">Last deliveries to ${endpoint.url}</caption>
   <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last attempt</th><th scope="col">Next retry</th><th scope="col">Answer</th></tr></thead>
   <tbody>
