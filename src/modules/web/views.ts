@@ -154,6 +154,43 @@ export function shownOncePanel(panel: {
 }
 
 /**
+ * The page that asks before a destructive action (revoking a key, removing a webhook
+ * endpoint): what it acts on, what follows, a button that does it and a way back.
+ */
+export function confirmPage(
+  signed: Signed,
+  page: {
+    current: SettingsPage;
+    title: string;
+    headingId: string;
+    question: SafeHtml;
+    facts: [term: string, detail: SafeHtml][];
+    consequence: string;
+    action: string;
+    button: string;
+    cancel: string;
+  },
+): string {
+  return settingsLayout(
+    signed,
+    page.current,
+    page.title,
+    html`<section class="panel panel-danger" aria-labelledby="${page.headingId}">
+  <h2 id="${page.headingId}">${page.question}</h2>
+  <dl class="facts">
+    ${page.facts.map(([term, detail]) => html`<dt>${term}</dt><dd>${detail}</dd>`)}
+  </dl>
+  <p>${page.consequence}</p>
+  <form method="post" action="${page.action}" class="button-row">
+    ${sessionFormFields(signed.csrfToken)}
+    <button type="submit" class="button button-danger">${page.button}</button>
+    <a class="button button-quiet" href="${page.cancel}">Cancel</a>
+  </form>
+</section>`,
+  );
+}
+
+/**
  * A line to copy (a curl command): shown whole in a block that scrolls sideways rather than
  * breaking inside a URL, with a Copy button and a live region that says it was copied.
  */
@@ -339,25 +376,22 @@ ${rows}
 
 export function revokePage(view: Signed & { key: ApiKey }): string {
   const { key } = view;
-  return settingsLayout(
-    view,
-    'connections',
-    'Revoke API key',
-    html`<section class="panel panel-danger" aria-labelledby="revoke-title">
-  <h2 id="revoke-title">Revoke “${key.name}”?</h2>
-  <dl class="facts">
-    <dt>Prefix</dt><dd><code>${key.prefix}…</code></dd>
-    <dt>Created</dt><dd>${time(key.createdAt)}</dd>
-    <dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd>
-  </dl>
-  <p>Every application that uses this key stops getting data within 5 seconds. Revoking cannot be undone.</p>
-  <form method="post" action="/app/settings/connections/keys/${key.id}/revoke" class="button-row">
-    ${sessionFormFields(view.csrfToken)}
-    <button type="submit" class="button button-danger">Revoke key</button>
-    <a class="button button-quiet" href="/app/settings/connections">Cancel</a>
-  </form>
-</section>`,
-  );
+  return confirmPage(view, {
+    current: 'connections',
+    title: 'Revoke API key',
+    headingId: 'revoke-title',
+    question: html`Revoke “${key.name}”?`,
+    facts: [
+      ['Prefix', html`<code>${key.prefix}…</code>`],
+      ['Created', time(key.createdAt)],
+      ['Last used', time(key.lastUsedAt)],
+    ],
+    consequence:
+      'Every application that uses this key stops getting data within 5 seconds. Revoking cannot be undone.',
+    action: `/app/settings/connections/keys/${key.id}/revoke`,
+    button: 'Revoke key',
+    cancel: '/app/settings/connections',
+  });
 }
 
 export function rollPage(view: Signed & { key: ApiKey }): string {
