@@ -54,7 +54,9 @@ let frozen: number[] = [];
 
 /** The postmaster (first line of postmaster.pid) and every process it started. */
 function clusterProcesses(): number[] {
-  const postmaster = Number(readFileSync(join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const postmaster = Number(
+    readFileSync(join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+  );
   const children: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -208,8 +210,14 @@ describe('PostgreSQL frozen (SIGSTOP) under polling clients, then let go (SIGCON
       })),
     );
     // Never a hang, never an error of the server, never a refused connection.
-    expect(all.filter((answer) => answer.status !== 200 && answer.status !== 503), summary).toEqual([]);
-    expect(all.filter((answer) => answer.ms >= ANSWER_WITHIN_MS), summary).toEqual([]);
+    expect(
+      all.filter((answer) => answer.status !== 200 && answer.status !== 503),
+      summary,
+    ).toEqual([]);
+    expect(
+      all.filter((answer) => answer.ms >= ANSWER_WITHIN_MS),
+      summary,
+    ).toEqual([]);
 
     const during = (answer: Answer) =>
       answer.sentAt >= frozenAt && answer.sentAt + answer.ms <= thawedAt;
@@ -240,7 +248,10 @@ describe('PostgreSQL frozen (SIGSTOP) under polling clients, then let go (SIGCON
     // broken during the outage is handed out again.
     const after = all.filter((answer) => answer.sentAt >= thawedAt + 1_000);
     expect(after.length, summary).toBeGreaterThan(5);
-    expect(after.filter((answer) => answer.status !== 200), summary).toEqual([]);
+    expect(
+      after.filter((answer) => answer.status !== 200),
+      summary,
+    ).toEqual([]);
     const burst = await Promise.all(
       Array.from({ length: 15 }, (_, i) =>
         timedGet(server.url, `${employeesPath(CYCLE.annual2025)}?limit=${i + 1}`, key),
@@ -280,7 +291,11 @@ describe('PostgreSQL frozen (SIGSTOP) under polling clients, then let go (SIGCON
           .select(['id', 'attempts', 'state'])
           .execute()
       ).map((row) => ({ ...row, attempts: Number(row.attempts) }));
-    await waitFor(async () => (await attempts())[0]?.attempts === 1, 5_000, 'the first attempt recorded');
+    await waitFor(
+      async () => (await attempts())[0]?.attempts === 1,
+      5_000,
+      'the first attempt recorded',
+    );
 
     freeze();
     // The retry falls due 1 s later, while the dispatcher cannot claim it.
@@ -296,7 +311,9 @@ describe('PostgreSQL frozen (SIGSTOP) under polling clients, then let go (SIGCON
       5_000,
       'the delivery recorded as delivered',
     );
-    expect(await attempts()).toEqual([expect.objectContaining({ attempts: 2, state: 'delivered' })]);
+    expect(await attempts()).toEqual([
+      expect.objectContaining({ attempts: 2, state: 'delivered' }),
+    ]);
     expect(server.logs.filter((line) => (line.level as number) >= 50)).toEqual([]);
   });
 });
@@ -312,7 +329,8 @@ describe('compplan import while PostgreSQL is frozen', () => {
     const observer = new pg.Client({ connectionString: database.url });
     const employees = async () =>
       Number(
-        (await observer.query<{ n: string }>('select count(*) as n from merit_cycle_employees')).rows[0]?.n,
+        (await observer.query<{ n: string }>('select count(*) as n from merit_cycle_employees'))
+          .rows[0]?.n,
       );
     writeFileSync(file, JSON.stringify(largeCycleDataSet(30_000)));
     const migrated = await runCli(['migrate'], { env: { DATABASE_URL: database.url } });
