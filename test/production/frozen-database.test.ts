@@ -16,7 +16,7 @@ import { addWebhookEndpoint } from '../../src/webhooks/service.js';
 import { ACME, acmeDataSet, CYCLE, largeCycleDataSet } from '../fixtures/data-sets.js';
 import { employeesPath, errorBody, JSON_TYPE } from '../helpers/api-expectations.js';
 import { runCli } from '../helpers/cli.js';
-import { withDatabaseName } from '../helpers/databases.js';
+import { createDatabaseIn } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type PostgresCluster, startPostgres } from '../helpers/services/postgres.js';
 import { waitFor } from '../helpers/services/process.js';
@@ -90,14 +90,7 @@ async function thaw(): Promise<void> {
 }
 
 async function createDatabase(name: string): Promise<DatabaseConfig & { dialect: 'postgres' }> {
-  const client = new pg.Client({ connectionString: cluster.url });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  return { dialect: 'postgres', url: withDatabaseName(cluster.url, name), bounds: BOUNDS };
+  return { ...(await createDatabaseIn(cluster.url, name)), bounds: BOUNDS };
 }
 
 interface Answer {
