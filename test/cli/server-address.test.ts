@@ -74,13 +74,13 @@ describe('the server address commands print and use', () => {
       [
         [],
         { COMPPLAN_BASE_URL: undefined, PORT: '8123' },
-        'http://localhost:8123/app/sign-in',
+        'http://127.0.0.1:8123/app/sign-in',
         'PORT=8123',
       ],
       [
         [],
         { COMPPLAN_BASE_URL: undefined },
-        'http://localhost:3000/app/sign-in',
+        'http://127.0.0.1:3000/app/sign-in',
         'the defaults of compplan serve: PORT and HOST unset',
       ],
     ];
