@@ -196,6 +196,21 @@ describe('compplan keys: least-privilege keys', () => {
     ],
     ['no hidden column', ['--hide-columns', ''], '--hide-columns needs at least one column key'],
     [
+      'a hidden column list ending in a comma',
+      ['--hide-columns', 'salary,'],
+      '--hide-columns has an empty item in "salary,": remove the extra comma',
+    ],
+    [
+      'two commas together in hidden columns',
+      ['--hide-columns', 'salary,,bonus'],
+      '--hide-columns has an empty item in "salary,,bonus": remove the extra comma',
+    ],
+    [
+      'a cycle list starting with a comma',
+      ['--cycles', `, ${CYCLE.annual2025}`],
+      `--cycles has an empty item in ", ${CYCLE.annual2025}": remove the extra comma`,
+    ],
+    [
       'a duration that does not parse',
       ['--expires-in', 'soon'],
       '--expires-in must be a number and a unit, such as 90d, 24h or 30m; got "soon"',

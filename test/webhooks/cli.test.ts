@@ -142,6 +142,30 @@ describe('compplan webhooks', () => {
     }
   });
 
+  it('add refuses an event list with an empty item (a comma too many) and writes nothing', async () => {
+    const result = await runCli(
+      [
+        'webhooks',
+        'add',
+        '--org',
+        ORG,
+        '--url',
+        'https://hooks.example.com/compplan',
+        '--events',
+        'meritCycle.removed,',
+      ],
+      { env },
+    );
+    expect(result).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr:
+        'compplan: --events has an empty item in "meritCycle.removed,": remove the extra comma\n',
+    });
+    expect(await list()).toEqual([]);
+  });
+
   it('add prints the whsec_ secret once; list shows the endpoint without it; remove removes it', async () => {
     const text = await runCli(
       [

@@ -81,9 +81,11 @@ export function registerKeys(program: Command): void {
         createApiKey(db, {
           org: options.org,
           name: options.name,
-          cycles: options.cycles === undefined ? undefined : parseList(options.cycles),
+          cycles: options.cycles === undefined ? undefined : parseList(options.cycles, '--cycles'),
           hiddenColumns:
-            options.hideColumns === undefined ? undefined : parseList(options.hideColumns),
+            options.hideColumns === undefined
+              ? undefined
+              : parseList(options.hideColumns, '--hide-columns'),
           expiresIn: options.expiresIn,
           expiresAt: options.expiresAt,
         }),
