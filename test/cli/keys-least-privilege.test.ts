@@ -69,8 +69,18 @@ describe('compplan keys: least-privilege keys', () => {
     ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const created = JSON.parse(result.stdout) as { id: string; key: string };
-    expect(Object.keys(created)).toEqual(['id', 'key', 'org', 'name', 'createdAt']);
+    const created = JSON.parse(result.stdout) as { id: string; key: string; expiresAt: string };
+    // What it just set, as keys list shows it: cycles and columns sorted, the expiry.
+    expect(created).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^cpk_/),
+      org: ACME,
+      name: 'Engineering dashboard',
+      createdAt: expect.any(String),
+      cycles: [CYCLE.annual2025, CYCLE.midYear],
+      hiddenColumns: ['department', 'employee'],
+      expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+    });
 
     const cycles = (await (await get(LIST, created.key)).json()) as { data: { id: string }[] };
     expect(cycles.data.map((c) => c.id)).toEqual([CYCLE.annual2025, CYCLE.midYear]);
@@ -95,6 +105,7 @@ describe('compplan keys: least-privilege keys', () => {
       expiringSoon: false,
       previousSecretExpiresAt: null,
     });
+    expect(key?.expiresAt).toBe(created.expiresAt);
     const expiresAt = Date.parse(key?.expiresAt ?? '');
     expect(expiresAt).toBeGreaterThanOrEqual(before + 90 * DAY);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 90 * DAY);
@@ -150,8 +161,24 @@ describe('compplan keys: least-privilege keys', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const rolled = JSON.parse(result.stdout) as Record<string, string>;
-    expect(Object.keys(rolled)).toEqual(['id', 'key', 'org', 'name', 'previousSecretExpiresAt']);
-    expect(rolled).toMatchObject({ id: old.id, org: ACME, name: 'To roll' });
+    expect(Object.keys(rolled)).toEqual([
+      'id',
+      'key',
+      'org',
+      'name',
+      'cycles',
+      'hiddenColumns',
+      'expiresAt',
+      'previousSecretExpiresAt',
+    ]);
+    expect(rolled).toMatchObject({
+      id: old.id,
+      org: ACME,
+      name: 'To roll',
+      cycles: [CYCLE.annual2025],
+      hiddenColumns: [],
+      expiresAt: null,
+    });
     expect(rolled.key).toMatch(/^cpk_[0-9A-Za-z]{42}$/);
     expect(rolled.key).not.toBe(old.key);
     const graceEnd = Date.parse(rolled.previousSecretExpiresAt ?? '');
