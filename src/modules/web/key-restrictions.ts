@@ -72,8 +72,10 @@ export function restrictionsOf(request: FastifyRequest): Omit<NewKeyInput, 'org'
   const hidden = formField(request, 'hideColumns').trim();
   const expiresIn = formField(request, 'expiresIn');
   const expiresAt = formField(request, 'expiresAt').trim();
+  const allowIps = formField(request, 'allowIps').trim();
   return {
     cycles: scope === 'some' ? cycles : undefined,
+    allowedAddresses: allowIps === '' ? undefined : parseList(allowIps),
     hiddenColumns: hidden === '' ? undefined : parseList(hidden),
     expiresIn: expiresIn === '' ? undefined : expiresIn,
     expiresAt: expiresAt === '' ? undefined : expiresAt,
@@ -86,6 +88,7 @@ const FIELD_LABELS: [RegExp, string][] = [
   [/--expires-in/g, 'Expires'],
   [/--expires-at/g, 'Expiry date'],
   [/--grace/g, 'Grace period'],
+  [/--allow-ips/g, 'Allowed addresses'],
   [/ \(leave it out for every cycle\)/g, ' (or choose every merit cycle)'],
 ];
 
@@ -121,10 +124,18 @@ export function restrictionFields(choices: KeyChoices): SafeHtml {
   <select id="expires-in" name="expiresIn">${options}</select>
   <label for="expires-at" class="sub-label">or on a date (UTC)</label>
   <input id="expires-at" name="expiresAt" type="date">
+</div>
+<div class="field">
+  <label for="allow-ips">Allowed addresses</label>
+  <input id="allow-ips" name="allowIps" type="text" placeholder="e.g. 203.0.113.0/24, 2001:db8::/32" aria-describedby="allow-ips-hint">
+  <p class="hint" id="allow-ips-hint">IPv4 or IPv6 addresses or CIDR ranges, separated by commas: requests with the key from any other address are refused. Empty: any address.</p>
 </div>`;
 }
 
-/** The list's cells for what a key may read, when it expires and where it was last used from. */
+/**
+ * The list's cells for what a key may read, when it expires, where it may be used from
+ * and where it was last used from.
+ */
 export function restrictionCells(
   key: ApiKey,
   cycleNames: ReadonlyMap<string, string>,
@@ -151,12 +162,18 @@ export function restrictionCells(
     key.expiresAt === null
       ? html`<span class="muted">Never</span>`
       : html`${shortTime(key.expiresAt)}${soon ? html` <span class="badge badge-soon">Expires soon</span>` : ''}${expired ? html` <span class="badge badge-revoked">Expired</span>` : ''}`;
+  const allowed =
+    key.allowedAddresses === null
+      ? html`<span class="muted">Any address</span>`
+      : key.allowedAddresses.map(
+          (range, index) => html`${index > 0 ? ', ' : ''}<code>${range}</code>`,
+        );
   const address =
     key.lastUsedAddress === null
       ? html`<span class="muted">—</span>`
       : html`<code>${key.lastUsedAddress}</code>`;
   // data-label: the column's name, which a narrow screen shows beside each cell.
-  return html`<td data-label="Merit cycles">${scope}</td><td data-label="Hidden columns">${hidden}</td><td data-label="Expires">${expires}</td><td data-label="Last used from">${address}</td>`;
+  return html`<td data-label="Merit cycles">${scope}</td><td data-label="Hidden columns">${hidden}</td><td data-label="Expires">${expires}</td><td data-label="Allowed from">${allowed}</td><td data-label="Last used from">${address}</td>`;
 }
 
 function shortTime(iso: string): SafeHtml {
@@ -171,7 +188,7 @@ export function rollForm(key: ApiKey, csrf: SafeHtml): SafeHtml {
   );
   return html`<section class="panel" aria-labelledby="roll-title">
   <h2 id="roll-title">Roll “${key.name}”</h2>
-  <p>A new secret for this key: the same name, merit cycles, hidden columns and expiry. The new secret is shown once. Applications using the old secret keep working for the grace period, then get 401.</p>
+  <p>A new secret for this key: the same name, merit cycles, hidden columns, expiry and allowed addresses. The new secret is shown once. Applications using the old secret keep working for the grace period, then get 401.</p>
   <form method="post" action="/app/settings/connections/keys/${key.id}/roll">
     ${csrf}
     <div class="field">

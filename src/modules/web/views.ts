@@ -73,7 +73,7 @@ export function brand(): SafeHtml {
   return html`<span class="brand"><span class="brand-mark" aria-hidden="true">cp</span>compplan</span>`;
 }
 
-type SettingsPage = 'connections' | 'webhooks' | 'roles';
+type SettingsPage = 'connections' | 'webhooks' | 'roles' | 'audit';
 
 export function settingsLayout(
   signed: Signed,
@@ -101,6 +101,7 @@ export function settingsLayout(
       ${link('connections', '/app/settings/connections', 'Connections')}
       ${link('webhooks', '/app/settings/connections/webhooks', 'Webhooks')}
       ${link('roles', '/app/settings/roles', 'Roles & Permissions')}
+      ${user.role === 'owner' ? link('audit', '/app/settings/audit-log', 'Audit log') : ''}
     </ul>
   </nav>
   <main id="main" tabindex="-1">
@@ -323,7 +324,7 @@ ${newKey}
     view.keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
       : html`<div class="table-wrap"><table class="key-list">
-  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Merit cycles</th><th scope="col">Hidden columns</th><th scope="col">Expires</th><th scope="col">Last used from</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Merit cycles</th><th scope="col">Hidden columns</th><th scope="col">Expires</th><th scope="col">Allowed from</th><th scope="col">Last used from</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
 ${rows}
   </tbody>
