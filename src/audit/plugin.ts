@@ -96,8 +96,10 @@ export default fp<AuditOptions>(
         if (!key || off) return;
         const url = request.raw.url ?? '';
         const query = url.indexOf('?');
-        const params = request.params as { meritCycleId?: unknown } | undefined;
-        const cycle = params?.meritCycleId;
+        // The API's path parameters all name a merit cycle: :meritCycleId, or :id of
+        // /meritCycles/:id.
+        const params = request.params as { meritCycleId?: unknown; id?: unknown } | undefined;
+        const cycle = params?.meritCycleId ?? params?.id;
         const agent = request.headers['user-agent'];
         const status = reply.statusCode;
         writer.push({

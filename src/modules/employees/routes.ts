@@ -64,7 +64,7 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       const found = await readEmployeePage(app.db, app.dialect, reader, meritCycleId, page);
       if (!found) throw notFound('Merit cycle');
       const nextCursor = found.after ? app.cursors.encode(list, page.filters, found.after) : null;
-      request.employeesServed = found.bodies.length;
+      request.employeesServed = found.count;
       // The rows hold each employee's JSON text already: the page is their concatenation,
       // sent as bytes with a JSON content type, without serialization.
       const json = pageOfJsonBytes([found.bodies], { nextCursor });
