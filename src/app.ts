@@ -40,6 +40,8 @@ export interface AppOptions {
   deliverWebhooks?: boolean;
   /** Purges audit log entries past AUDIT_RETENTION_DAYS every hour: `compplan serve` does. */
   purgeAuditLog?: boolean;
+  /** Test only: how many audit entries are kept while the database refuses them. */
+  auditBufferLimit?: number;
 }
 
 // Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
@@ -137,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     retentionDays: config.auditRetentionDays,
     purge: options.purgeAuditLog === true,
     offForBenchmark: config.auditLogOffForBenchmark,
+    maxBuffered: options.auditBufferLimit,
   });
   // Every step a request goes through, in order, before any route is registered.
   registerRequestPipeline(app, { maxUrlLength: MAX_URL_LENGTH });

@@ -33,6 +33,8 @@ export interface AuditOptions {
   purge?: boolean;
   /** Benchmark only: records no request entries (config.ts, BENCH_AUDIT_LOG). */
   offForBenchmark?: boolean | undefined;
+  /** Test only: the bound of entries kept while the database refuses them. */
+  maxBuffered?: number | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -57,29 +59,33 @@ export default fp<AuditOptions>(
       registers: [registry],
     });
     let loggedDrops = false;
-    const writer = new AuditWriter(app.database, {
-      written: (count) => written.inc(count),
-      dropped: (count, reason) => {
-        dropped.inc({ reason }, count);
-        // One line when dropping begins (and each at shutdown), not one per entry.
-        if (reason === 'shutdown' || !loggedDrops) {
-          app.log.error(
-            { dropped: count, reason },
-            'audit log entries dropped: the database refuses to write them (compplan_audit_entries_dropped_total counts them)',
-          );
-        }
-        if (reason === 'buffer-full') loggedDrops = true;
+    const writer = new AuditWriter(
+      app.database,
+      {
+        written: (count) => written.inc(count),
+        dropped: (count, reason) => {
+          dropped.inc({ reason }, count);
+          // One line when dropping begins (and each at shutdown), not one per entry.
+          if (reason === 'shutdown' || !loggedDrops) {
+            app.log.error(
+              { dropped: count, reason },
+              'audit log entries dropped: the database refuses to write them (compplan_audit_entries_dropped_total counts them)',
+            );
+          }
+          if (reason === 'buffer-full') loggedDrops = true;
+        },
+        failing: (error) =>
+          app.log.warn(
+            { err: error },
+            'cannot write audit log entries: they are kept in memory and tried again every second',
+          ),
+        recovered: () => {
+          loggedDrops = false;
+          app.log.info('audit log entries are written again');
+        },
       },
-      failing: (error) =>
-        app.log.warn(
-          { err: error },
-          'cannot write audit log entries: they are kept in memory and tried again every second',
-        ),
-      recovered: () => {
-        loggedDrops = false;
-        app.log.info('audit log entries are written again');
-      },
-    });
+      options.maxBuffered,
+    );
     new Gauge({
       name: 'compplan_audit_entries_buffered',
       help: 'Request entries of the audit log waiting in memory to be written.',

@@ -37,6 +37,8 @@ export class AuditWriter {
   constructor(
     private readonly database: DatabaseHandle,
     private readonly events: WriterEvents,
+    /** MAX_BUFFERED; tests set a small bound to reach it. */
+    private readonly maxBuffered = MAX_BUFFERED,
   ) {
     this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
     this.timer.unref();
@@ -48,7 +50,7 @@ export class AuditWriter {
   }
 
   push(entry: RequestEntry): void {
-    if (this.pending.length >= MAX_BUFFERED) {
+    if (this.pending.length >= this.maxBuffered) {
       this.events.dropped(1, 'buffer-full');
       return;
     }
@@ -77,7 +79,7 @@ export class AuditWriter {
     } catch (error) {
       // Kept, in order, ahead of what arrived meanwhile; the oldest go past the bound.
       const kept = batch.concat(this.pending);
-      const excess = kept.length - MAX_BUFFERED;
+      const excess = kept.length - this.maxBuffered;
       this.pending = excess > 0 ? kept.slice(excess) : kept;
       if (excess > 0) this.events.dropped(excess, 'buffer-full');
       if (!this.failing) this.events.failing(error);
