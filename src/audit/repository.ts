@@ -74,13 +74,15 @@ function parametersOf(entries: readonly RequestEntry[]): unknown[] {
  * Runs `write` in a transaction that, on SQLite, does not wait for another process's write
  * lock (an import's): it fails at once, and the caller tries again later, where waiting
  * would stop every request of this process (better-sqlite3 waits on the event loop's
- * thread, up to the busy timeout).
+ * thread, up to the busy timeout). `wait`: waits as any writer does (at shutdown, when no
+ * request is left to stop).
  */
 async function writeWithoutWaiting(
   { db, dialect }: DatabaseHandle,
   write: (connection: Db) => Promise<void>,
+  wait = false,
 ): Promise<void> {
-  if (dialect === 'postgres') {
+  if (dialect === 'postgres' || wait) {
     await db.transaction().execute(write);
     return;
   }
@@ -103,23 +105,31 @@ async function writeWithoutWaiting(
   });
 }
 
-/** Writes request entries, ENTRIES_PER_STATEMENT a statement, in one transaction. */
+/**
+ * Writes request entries, ENTRIES_PER_STATEMENT a statement, in one transaction; on SQLite
+ * without waiting for another writer unless `wait`.
+ */
 export async function insertRequestEntries(
   database: DatabaseHandle,
   entries: readonly RequestEntry[],
+  wait = false,
 ): Promise<void> {
   if (entries.length === 0) return;
   const { dialect } = database;
-  await writeWithoutWaiting(database, async (connection) => {
-    for (let start = 0; start < entries.length; start += ENTRIES_PER_STATEMENT) {
-      const batch = entries.slice(start, start + ENTRIES_PER_STATEMENT);
-      const text =
-        batch.length === ENTRIES_PER_STATEMENT
-          ? fullBatchText[dialect]
-          : insertText(dialect, batch.length);
-      await connection.executeQuery(CompiledQuery.raw(text, parametersOf(batch)));
-    }
-  });
+  await writeWithoutWaiting(
+    database,
+    async (connection) => {
+      for (let start = 0; start < entries.length; start += ENTRIES_PER_STATEMENT) {
+        const batch = entries.slice(start, start + ENTRIES_PER_STATEMENT);
+        const text =
+          batch.length === ENTRIES_PER_STATEMENT
+            ? fullBatchText[dialect]
+            : insertText(dialect, batch.length);
+        await connection.executeQuery(CompiledQuery.raw(text, parametersOf(batch)));
+      }
+    },
+    wait,
+  );
 }
 
 /** Records a management action; `db` is the transaction of the action. */

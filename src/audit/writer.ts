@@ -32,6 +32,8 @@ export class AuditWriter {
   private pending: RequestEntry[] = [];
   private flushing: Promise<void> | undefined;
   private failing = false;
+  /** Set by close: the last rounds wait for another writer (SQLite) like any writer. */
+  private closing = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -72,7 +74,7 @@ export class AuditWriter {
     const batch = this.pending.slice(0, ENTRIES_PER_FLUSH);
     this.pending = this.pending.slice(batch.length);
     try {
-      await insertRequestEntries(this.database, batch);
+      await insertRequestEntries(this.database, batch, this.closing);
       this.events.written(batch.length);
       if (this.failing) this.events.recovered();
       this.failing = false;
@@ -93,6 +95,7 @@ export class AuditWriter {
    */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.closing = true;
     await this.flushing;
     while (this.pending.length > 0) {
       const before = this.pending.length;
