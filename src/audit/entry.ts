@@ -66,6 +66,8 @@ export interface ActionEntry {
   actor: Actor;
   /** What it was done to: a key, user, webhook endpoint or merit cycle id. */
   target?: string | null;
+  /** The key an action on a key was done to: the log's key filter finds it. */
+  keyId?: string;
   /** Non-secret details: an import's counts, a setting's new value. */
   details?: Record<string, unknown>;
   at?: Date;

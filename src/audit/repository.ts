@@ -144,6 +144,7 @@ export async function recordAction(db: Db, entry: ActionEntry): Promise<void> {
       actor: actor.kind === 'cli' ? 'cli' : actor.email,
       user_id: actor.kind === 'user' ? actor.userId : null,
       target: entry.target ?? null,
+      key_id: entry.keyId ?? null,
       details: entry.details === undefined ? null : JSON.stringify(entry.details),
       client_address: actor.kind === 'user' ? actor.address : null,
     })

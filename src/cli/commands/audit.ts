@@ -60,7 +60,7 @@ export function registerAudit(program: Command): void {
             entries.map((entry) => [
               entry.at,
               entry.action,
-              entry.keyId ?? entry.actor ?? '',
+              (entry.action === 'api.request' ? entry.keyId : entry.actor) ?? '',
               described(entry),
               entry.clientAddress ?? '',
             ]),

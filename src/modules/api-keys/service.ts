@@ -106,6 +106,7 @@ export async function createApiKey(
       action: 'key.created',
       actor,
       target: key.id,
+      keyId: key.id,
       at: new Date(now),
     });
   });
@@ -171,6 +172,7 @@ export async function rollApiKeyById(
         action: 'key.rolled',
         actor,
         target: id,
+        keyId: id,
         details: { previousSecretExpiresAt },
         at: new Date(now),
       });
@@ -202,6 +204,7 @@ export async function revokeApiKeyById(
         action: 'key.revoked',
         actor,
         target: id,
+        keyId: id,
       });
     }
   });

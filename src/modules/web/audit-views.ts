@@ -73,7 +73,7 @@ function filterForm(view: AuditView): SafeHtml {
 }
 
 function who(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml {
-  if (entry.keyId !== null) {
+  if (entry.action === REQUEST_ACTION && entry.keyId !== null) {
     const key = keyNames.get(entry.keyId);
     return key ? html`${key.name} <code>${key.prefix}…</code>` : html`<code>${entry.keyId}</code>`;
   }
