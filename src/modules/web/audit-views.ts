@@ -81,18 +81,33 @@ function who(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml
   return html`${entry.actor ?? ''}`;
 }
 
-function what(entry: AuditEntry): SafeHtml {
+/** A detail's value in words: `{"created":1,"updated":0}` as "1 created, 0 updated". */
+function detailText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(', ');
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value)
+      .map(([name, count]) => `${String(count)} ${name}`)
+      .join(', ');
+  }
+  return String(value);
+}
+
+function what(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml {
   if (entry.action === REQUEST_ACTION) {
     const failed = (entry.status ?? 0) >= 400;
     return html`<code class="audit-path">${entry.method} ${entry.path}</code> <span class="badge ${failed ? 'badge-revoked' : 'badge-active'}">${entry.status}</span>${entry.employees ? html` <span class="muted">${entry.employees} employees</span>` : ''}`;
   }
-  const details = entry.details
-    ? Object.entries(entry.details).map(
-        ([name, value]) =>
-          html` <span class="muted">${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}</span>`,
-      )
-    : '';
-  return html`${entry.target ? html`<code>${entry.target}</code>` : ''}${details}`;
+  // A key by its name, as the rest of the page shows keys.
+  const key = entry.keyId === null ? undefined : keyNames.get(entry.keyId);
+  const target = key
+    ? html`${key.name} <code>${key.prefix}…</code>`
+    : entry.target
+      ? html`<code>${entry.target}</code>`
+      : '';
+  const details = Object.entries(entry.details ?? {}).map(
+    ([name, value]) => html`<span class="audit-detail">${name}: ${detailText(value)}</span>`,
+  );
+  return html`${target}${details}`;
 }
 
 export function auditPage(view: AuditView): string {
@@ -100,10 +115,10 @@ export function auditPage(view: AuditView): string {
   const rows = view.entries.map(
     (entry) => html`<tr>
   <th scope="row">${time(entry.at)}</th>
-  <td data-label="Action">${ACTION_LABELS[entry.action] ?? entry.action}</td>
-  <td data-label="By">${who(entry, keyNames)}</td>
-  <td data-label="Details" class="audit-details">${what(entry)}</td>
-  <td data-label="From">${entry.clientAddress ? html`<code>${entry.clientAddress}</code>` : html`<span class="muted">—</span>`}</td>
+  <td data-label="Action"><span class="value">${ACTION_LABELS[entry.action] ?? entry.action}</span></td>
+  <td data-label="By"><span class="value">${who(entry, keyNames)}</span></td>
+  <td data-label="Details"><span class="value audit-details">${what(entry, keyNames)}</span></td>
+  <td data-label="From"><span class="value">${entry.clientAddress ? html`<code>${entry.clientAddress}</code>` : html`<span class="muted">—</span>`}</span></td>
 </tr>`,
   );
   const pages = html`<nav class="button-row audit-pages" aria-label="Pages">
@@ -137,12 +152,20 @@ ${rows}
   );
 }
 
+// Each cell's content is one .value, so that on a phone (the key list's layout: the
+// column's name at the left of each line) the value is one block at the right.
 export const AUDIT_STYLES = `
-.audit-filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: end; }
+.audit-list tbody th time { white-space: nowrap; }
+.audit-list td::before { flex: none; }
+.audit-list .value { min-width: 0; }
+.audit-detail { display: block; color: var(--muted); font-size: 0.85rem; }
+@media (max-width: 40rem) { .audit-list .value { text-align: right; } }
+.audit-filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: start; }
 .audit-filters .field { margin-bottom: 0.75rem; }
-.audit-filters select, .audit-filters input { width: 100%; }
-.audit-filters .button-row { margin-bottom: 0.75rem; }
+.audit-filters select, .audit-filters input { width: 100%; height: 2.5rem; box-sizing: border-box; }
+.audit-filters .button-row { margin-bottom: 0.75rem; align-self: end; }
 .audit-details { overflow-wrap: anywhere; }
+.audit-details code { overflow-wrap: anywhere; }
 .audit-path { white-space: normal; }
 .audit-pages { margin-top: 1rem; }
 `;
