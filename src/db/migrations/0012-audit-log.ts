@@ -21,9 +21,8 @@ export function auditLog(dialect: Dialect) {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
         .createTable('audit_entries')
-        .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
-          dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
-        )
+        // SQLite: the rowid (numbered from the largest one in use; no AUTOINCREMENT table).
+        .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => c.primaryKey())
         .addColumn('at', timestamp, (c) => c.notNull())
         .addColumn('organization_id', 'text', (c) => c.notNull())
         // 'api.request', or the management action (src/audit/entry.ts).
