@@ -151,6 +151,24 @@ export async function recordAction(db: Db, entry: ActionEntry): Promise<void> {
     .execute();
 }
 
+/**
+ * Runs a management action and records it in one transaction: both commit, or neither.
+ * `entryOf` says what to record of the action's result; undefined records nothing (an
+ * action that turned out to change nothing, such as revoking a revoked key).
+ */
+export function withRecordedAction<T>(
+  db: Db,
+  action: (trx: Db) => Promise<T>,
+  entryOf: (result: T) => ActionEntry | undefined,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const result = await action(trx);
+    const entry = entryOf(result);
+    if (entry) await recordAction(trx, entry);
+    return result;
+  });
+}
+
 export interface AuditFilter {
   keyId?: string | undefined;
   userId?: string | undefined;

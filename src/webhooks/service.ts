@@ -2,7 +2,7 @@
 // Connections → Webhooks do. The signing secret exists in clear only in memory, until it
 // is returned once; a refused request writes nothing.
 import { type Actor, CLI_ACTOR } from '../audit/entry.js';
-import { recordAction } from '../audit/repository.js';
+import { withRecordedAction } from '../audit/repository.js';
 import type { Db } from '../db/connect.js';
 import { ManagementError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -93,18 +93,19 @@ export async function addWebhookEndpoint(
     sealedSecret: seal(await readSealingKey(db), secret),
     createdAt: now.toISOString(),
   };
-  await db.transaction().execute(async (trx) => {
-    await insertWebhookEndpoint(trx, endpoint);
-    // The URL is the organisation's own setting; the secret never goes in the log.
-    await recordAction(trx, {
+  // The URL is the organisation's own setting; the secret never goes in the log.
+  await withRecordedAction(
+    db,
+    (trx) => insertWebhookEndpoint(trx, endpoint),
+    () => ({
       organizationId: organization.id,
       action: 'webhook.added',
       actor,
       target: endpoint.id,
       details: { url, events },
       at: now,
-    });
-  });
+    }),
+  );
   return {
     id: endpoint.id,
     org: organization.slug,
@@ -166,17 +167,20 @@ export async function removeWebhookEndpoint(
 ): Promise<WebhookEndpoint | undefined> {
   const endpoint = await findWebhookEndpoint(db, organizationId, id);
   if (endpoint) {
-    await db.transaction().execute(async (trx) => {
-      if (await deleteWebhookEndpoint(trx, organizationId, id)) {
-        await recordAction(trx, {
-          organizationId,
-          action: 'webhook.removed',
-          actor,
-          target: id,
-          details: { url: endpoint.url },
-        });
-      }
-    });
+    await withRecordedAction(
+      db,
+      (trx) => deleteWebhookEndpoint(trx, organizationId, id),
+      (deleted) =>
+        deleted
+          ? {
+              organizationId,
+              action: 'webhook.removed',
+              actor,
+              target: id,
+              details: { url: endpoint.url },
+            }
+          : undefined,
+    );
   }
   return endpoint;
 }

@@ -1,7 +1,7 @@
 // Key management: what `compplan keys …` and the web application's Settings → Connections
 // do. The secret exists in memory only until it is returned once.
 import { type Actor, CLI_ACTOR } from '../../audit/entry.js';
-import { recordAction } from '../../audit/repository.js';
+import { withRecordedAction } from '../../audit/repository.js';
 import type { Db } from '../../db/connect.js';
 import { newId } from '../../ids.js';
 import { findOrganizationById, findOrganizationBySlug } from '../organizations/repository.js';
@@ -99,17 +99,12 @@ export async function createApiKey(
     expiresAt,
     allowedAddresses,
   };
-  await db.transaction().execute(async (trx) => {
-    await insertApiKey(trx, key);
-    await recordAction(trx, {
-      organizationId: organization.id,
-      action: 'key.created',
-      actor,
-      target: key.id,
-      keyId: key.id,
-      at: new Date(now),
-    });
-  });
+  const entry = { organizationId: organization.id, actor, target: key.id, keyId: key.id };
+  await withRecordedAction(
+    db,
+    (trx) => insertApiKey(trx, key),
+    () => ({ ...entry, action: 'key.created', at: new Date(now) }),
+  );
   return {
     id: key.id,
     key: secret,
@@ -160,25 +155,25 @@ export async function rollApiKeyById(
   if (!organization) throw new KeyManagementError(`No API key with id "${id}"`);
   const secret = generateSecret();
   const previousSecretExpiresAt = new Date(now + graceMs).toISOString();
-  const rolled = await db.transaction().execute(async (trx) => {
-    const done = await rollApiKeySecret(trx, id, {
-      prefix: displayPrefix(secret),
-      secretHash: hashSecret(secret),
-      previousExpiresAt: previousSecretExpiresAt,
-    });
-    if (done) {
-      await recordAction(trx, {
-        organizationId: key.organizationId,
-        action: 'key.rolled',
-        actor,
-        target: id,
-        keyId: id,
-        details: { previousSecretExpiresAt },
-        at: new Date(now),
-      });
-    }
-    return done;
-  });
+  const entry = { organizationId: key.organizationId, actor, target: id, keyId: id };
+  const rolled = await withRecordedAction(
+    db,
+    (trx) =>
+      rollApiKeySecret(trx, id, {
+        prefix: displayPrefix(secret),
+        secretHash: hashSecret(secret),
+        previousExpiresAt: previousSecretExpiresAt,
+      }),
+    (done) =>
+      done
+        ? {
+            ...entry,
+            action: 'key.rolled',
+            details: { previousSecretExpiresAt },
+            at: new Date(now),
+          }
+        : undefined,
+  );
   // Revoked between the reading and the writing.
   if (!rolled) throw new KeyManagementError(`API key ${id} is revoked: create a new key instead`);
   return { id, key: secret, org: organization.slug, name: key.name, previousSecretExpiresAt };
@@ -196,17 +191,12 @@ export async function revokeApiKeyById(
 ): Promise<ApiKey> {
   const key = await findApiKey(db, id);
   if (!key) throw new KeyManagementError(`No API key with id "${id}"`);
-  await db.transaction().execute(async (trx) => {
-    // Revoking twice keeps the first time, and records the first time only.
-    if (await revokeApiKey(trx, id, new Date().toISOString())) {
-      await recordAction(trx, {
-        organizationId: key.organizationId,
-        action: 'key.revoked',
-        actor,
-        target: id,
-        keyId: id,
-      });
-    }
-  });
+  // Revoking twice keeps the first time, and records the first time only.
+  const entry = { organizationId: key.organizationId, actor, target: id, keyId: id };
+  await withRecordedAction(
+    db,
+    (trx) => revokeApiKey(trx, id, new Date().toISOString()),
+    (revoked) => (revoked ? { ...entry, action: 'key.revoked' } : undefined),
+  );
   return (await findApiKey(db, id)) ?? key;
 }

@@ -1,7 +1,7 @@
 // Changing an organisation's settings (Settings → Roles & Permissions, `compplan orgs
 // set`): the change and its audit log entry in one transaction.
 import type { Actor } from '../../audit/entry.js';
-import { recordAction } from '../../audit/repository.js';
+import { withRecordedAction } from '../../audit/repository.js';
 import type { Db } from '../../db/connect.js';
 import { setApiKeysEnabled } from './repository.js';
 
@@ -12,13 +12,14 @@ export async function changeApiKeysSetting(
   enabled: boolean,
   actor: Actor,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await setApiKeysEnabled(trx, organizationId, enabled);
-    await recordAction(trx, {
+  await withRecordedAction(
+    db,
+    (trx) => setApiKeysEnabled(trx, organizationId, enabled),
+    () => ({
       organizationId,
       action: 'settings.changed',
       actor,
       details: { apiKeysEnabled: enabled },
-    });
-  });
+    }),
+  );
 }

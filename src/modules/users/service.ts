@@ -1,6 +1,6 @@
 // The web application's users: what `compplan users create` and the sign-in pages do.
 import { type Actor, CLI_ACTOR } from '../../audit/entry.js';
-import { recordAction } from '../../audit/repository.js';
+import { withRecordedAction } from '../../audit/repository.js';
 import type { Db } from '../../db/connect.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../../email.js';
 import { ManagementError } from '../../errors.js';
@@ -67,16 +67,17 @@ export async function createUser(
     passwordHash: await hashPassword(oneTimePassword),
     createdAt: new Date().toISOString(),
   };
-  await db.transaction().execute(async (trx) => {
-    await insertUser(trx, user);
-    await recordAction(trx, {
+  await withRecordedAction(
+    db,
+    (trx) => insertUser(trx, user),
+    () => ({
       organizationId: organization.id,
       action: 'user.created',
       actor,
       target: user.id,
       details: { email, role: user.role },
-    });
-  });
+    }),
+  );
   return {
     id: user.id,
     org: organization.slug,

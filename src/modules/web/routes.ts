@@ -12,7 +12,7 @@ import type {
   RouteShorthandOptions,
 } from 'fastify';
 import type { Actor } from '../../audit/entry.js';
-import { recordAction } from '../../audit/repository.js';
+import { recordAction, withRecordedAction } from '../../audit/repository.js';
 import type { WebhookConfig } from '../../config.js';
 import { findApiKey } from '../api-keys/repository.js';
 import {
@@ -316,15 +316,15 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     // A new session id at every sign-in (no fixation); an older session of this browser ends.
     const previous = readCookie(request, SESSION_COOKIE);
     if (previous) await endSession(app.db, previous);
-    const session = await app.db.transaction().execute(async (trx) => {
-      const started = await startSession(trx, user);
-      await recordAction(trx, {
+    const session = await withRecordedAction(
+      app.db,
+      (trx) => startSession(trx, user),
+      () => ({
         organizationId: user.organizationId,
         action: 'user.signed-in',
         actor: userActor(user, request),
-      });
-      return started;
-    });
+      }),
+    );
     cookie(request, reply, SESSION_COOKIE, session.id);
     cookie(request, reply, SIGN_IN_COOKIE, '');
     request.log.info({ userId: user.id }, 'signed in');
