@@ -139,7 +139,8 @@ describe('least-privilege keys in the browser', () => {
     expect(cells[4]).toBe('Edge Names');
     expect(cells[5]).toBe('department, quoting');
     expect(cells[6]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
-    expect(cells[7]).toBe('127.0.0.1');
+    expect(cells[7]).toBe('Any address');
+    expect(cells[8]).toBe('127.0.0.1');
     await screenshots('04-list');
   });
 
