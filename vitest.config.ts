@@ -57,6 +57,7 @@ export default defineConfig({
                   'test/webapp/**/*.test.ts',
                   'test/db/**/*.test.ts',
                   'test/webhooks/**/*.test.ts',
+                  'test/audit/**/*.test.ts',
                 ],
                 provide: { dialect: 'postgres' as const },
               },

@@ -28,7 +28,10 @@
 // 5. wrk -t1 -c32 per scenario: compplan after --warm-up seconds of unmeasured load, then
 //    --rounds rounds of --seconds seconds, compplan and the ceiling alternated. Any answer
 //    that is not 2xx fails the scenario.
-// 6. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; both servers stopped by
+//    For `/ping` and the walk, a second `compplan serve` of the same build on the same
+//    database with the audit log turned off for the measurement only (BENCH_AUDIT_LOG=off)
+//    is measured in the same rounds: the audit log's cost (docs/benchmarks.md).
+// 6. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; every server stopped by
 //    PID (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
 // between its api-bench markers (bench/report.ts).
@@ -44,6 +47,7 @@ import { freePort, stopProcess, waitFor } from '../test/helpers/services/process
 import { DEEP_CYCLE, DEEP_ORGANIZATION } from './data.js';
 import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 import {
+  AUDIT_SCENARIOS,
   type DatabaseName,
   type DatabaseResult,
   type Measure,
@@ -296,16 +300,25 @@ async function benchDatabase(
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const logFd = openSync(join(dir, `compplan-${database}.log`), 'w');
-  const server = spawn(BIN, ['serve', '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', logFd, logFd],
-  });
-  closeSync(logFd);
+  const serve = (servePort: number, name: string, serveEnv: NodeJS.ProcessEnv) => {
+    const logFd = openSync(join(dir, `${name}-${database}.log`), 'w');
+    const spawned = spawn(BIN, ['serve', '--port', String(servePort), '--host', '127.0.0.1'], {
+      cwd: ROOT,
+      env: serveEnv,
+      stdio: ['ignore', logFd, logFd],
+    });
+    closeSync(logFd);
+    return spawned;
+  };
+  const server = serve(port, 'compplan', env);
+  // The same build with the audit log off, for the measurement of its cost only.
+  const auditOffPort = await freePort();
+  const auditOffBase = `http://127.0.0.1:${auditOffPort}`;
+  const auditOff = serve(auditOffPort, 'compplan-audit-off', { ...env, BENCH_AUDIT_LOG: 'off' });
   let ceiling: ChildProcess | undefined;
   try {
     await listening(base, server, 'compplan serve');
+    await listening(auditOffBase, auditOff, 'compplan serve (audit log off)');
     // The token of a full sync, then 1 % of the deep cycle changed by an import.
     const synced = await deltaWalk(base, key, undefined);
     await node(
@@ -367,10 +380,18 @@ async function benchDatabase(
       'employees walk',
       'employees delta',
     ] as const) {
+      const audited = AUDIT_SCENARIOS.includes(scenario);
       if (WARM_UP > 0) await runWrk(runOf(scenario, base, WARM_UP));
-      const result = { scenario, compplan: [] as Measure[], ceiling: [] as Measure[] };
+      if (WARM_UP > 0 && audited) await runWrk(runOf(scenario, auditOffBase, WARM_UP));
+      const result = {
+        scenario,
+        compplan: [] as Measure[],
+        ceiling: [] as Measure[],
+        ...(audited ? { auditOff: [] as Measure[] } : {}),
+      };
       for (let round = 0; round < ROUNDS; round++) {
         result.compplan.push(await measure(scenario, base));
+        result.auditOff?.push(await measure(scenario, auditOffBase));
         result.ceiling.push(await measure(scenario, ceilingBase));
         const last = (measures: Measure[]) => measures.at(-1)?.rps.toFixed(0);
         log(
@@ -382,6 +403,7 @@ async function benchDatabase(
     return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk, delta };
   } finally {
     if (ceiling) await stopProcess(ceiling);
+    await stopProcess(auditOff);
     await stopProcess(server);
   }
 }

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import audit from './audit/plugin.js';
 import { type Config, DEFAULT_WEBHOOK_CONFIG } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { clientErrorHandler } from './http/client-errors.js';
@@ -44,6 +45,10 @@ export interface AppOptions {
   now?: () => number;
   /** Runs a webhook dispatcher (src/webhooks): `compplan serve` does; most tests need none. */
   deliverWebhooks?: boolean;
+  /** Purges audit log entries past AUDIT_RETENTION_DAYS every hour: `compplan serve` does. */
+  purgeAuditLog?: boolean;
+  /** Test only: how many audit entries are kept while the database refuses them. */
+  auditBufferLimit?: number;
 }
 
 // Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
@@ -145,6 +150,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(webhooks, { config: webhookConfig });
   }
   await app.register(authentication, options.now ? { now: options.now } : {});
+  await app.register(audit, {
+    retentionDays: config.auditRetentionDays,
+    purge: options.purgeAuditLog === true,
+    offForBenchmark: config.auditLogOffForBenchmark,
+    maxBuffered: options.auditBufferLimit,
+  });
   // Every step a request goes through, in order, before any route is registered.
   registerRequestPipeline(app, { maxUrlLength: MAX_URL_LENGTH });
   // Collects every read-only route from here on, /openapi.json and /docs included.

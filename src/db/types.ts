@@ -47,6 +47,8 @@ export interface ApiKeysTable {
   >;
   /** The client address of the last use, as the server resolved it (TRUST_PROXY). */
   last_used_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the CIDR ranges the key may be used from; null: any (migration 0012). */
+  allowed_addresses: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MeritCyclesTable {
@@ -197,6 +199,30 @@ export interface WebhookDeliveriesTable {
   created_at: Timestamp;
 }
 
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+/** One entry of the audit log (migration 0012, src/audit/). */
+export interface AuditEntriesTable {
+  id: ColumnType<number | string, never, never>;
+  at: Timestamp;
+  organization_id: string;
+  action: string;
+  actor: Nullable<string>;
+  user_id: Nullable<string>;
+  key_id: Nullable<string>;
+  target: Nullable<string>;
+  method: Nullable<string>;
+  route: Nullable<string>;
+  path: Nullable<string>;
+  merit_cycle_id: Nullable<string>;
+  status: Nullable<number>;
+  employees: Nullable<number>;
+  client_address: Nullable<string>;
+  user_agent: Nullable<string>;
+  request_id: Nullable<string>;
+  details: Nullable<string>;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -212,6 +238,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  audit_entries: AuditEntriesTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -7,6 +7,7 @@
 //
 //   onRequest   1. check       request id, URL length, Host                 (below)
 //               2. authenticate the key, when the route needs or is sent one (plugins/authentication.ts)
+//              2b. address     403 from outside the key's address allowlist (plugins/authentication.ts)
 //               3. take quota  one request from the key's quota; 429 when spent (rate-limit/)
 //               4. cached      a kept answer of a cacheable API route is sent (response-cache.ts)
 //   preHandler  5. take turn   a fair turn at the PostgreSQL pool (db/fair-turns.ts)
@@ -18,6 +19,9 @@
 //              10. secure      the JSON security headers (plugins/security-headers.ts)
 //              11. compress    when the client accepts an encoding (compression.ts)
 //   onResponse 12. record      one access log line and the request metrics
+//              13. audit       the audit log's entry of a request with a valid key, kept for
+//                              this instance's next batch: after the answer, off its path
+//                              (src/audit/)
 //
 // A step of onRequest that answers (an error, a 429, a kept answer) returns the reply, and
 // the hook returns it: Fastify then runs nothing more of the request but the onSend and
@@ -25,11 +29,12 @@
 //
 // The key's quota is taken before any work and labels every answer of a request that
 // carried a valid key, whatever its status: 200, 304, 404 of an unknown path, 405, 422,
-// 429 (docs/api-behaviour.md, "Rate limits").
+// 429 (docs/api-behaviour.md, "Rate limits"). The audit log records every such answer, and
+// the 403 of a key used from outside its allowlist, which takes no quota.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { accessLog } from '../logger.js';
-import { authenticate } from '../plugins/authentication.js';
+import { authenticate, checkAddress } from '../plugins/authentication.js';
 import { sendError } from '../plugins/error-handler.js';
 import { secureJson } from '../plugins/security-headers.js';
 import { type Quota, sendQuotaSpent } from '../rate-limit/plugin.js';
@@ -113,6 +118,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
   app.addHook('onRequest', async (request, reply) => {
     if (check(request, reply)) return reply; // 1.
     if (await authenticate(app, request, reply)) return reply; // 2.
+    checkAddress(request); // 2b.
     if (await takeQuota(request, reply)) return reply; // 3.
     return cache.answerFromCache(request, reply); // 4.
   });
@@ -141,6 +147,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
   app.addHook('onResponse', (request, reply, done) => {
     app.metrics.observeRequest(request, reply);
     writeAccessLine(request, reply.statusCode, reply.elapsedTime);
+    app.audit.recordRequest(request, reply); // 13. audit
     done();
   });
 }

@@ -150,7 +150,7 @@ describe('compplan keys: least-privilege keys', () => {
     const line = text.find((l) => l.startsWith(id ?? '-'));
     expect(line).toMatch(
       new RegExp(
-        ` ${CYCLE.offset} +none +\\d{4}-[\\d\\-T:.]+Z +.* +never +active \\(EXPIRES WITHIN 7 DAYS\\)$`,
+        ` ${CYCLE.offset} +none +any +\\d{4}-[\\d\\-T:.]+Z +.* +never +active \\(EXPIRES WITHIN 7 DAYS\\)$`,
       ),
     );
   });

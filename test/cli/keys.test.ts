@@ -46,6 +46,7 @@ interface ListedKey {
 const UNRESTRICTED = {
   cycles: null,
   hiddenColumns: [],
+  allowedAddresses: null,
   expiresAt: null,
   expired: false,
   expiringSoon: false,
@@ -270,17 +271,17 @@ describe('compplan keys and orgs', () => {
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(
-      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +EXPIRES +CREATED +LAST USED +STATUS$/,
+      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +ALLOWED IPS +EXPIRES +CREATED +LAST USED +STATUS$/,
     );
     const stamp = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
+        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
       ),
     );
     expect(lines[2]).toMatch(
       new RegExp(
-        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
+        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
       ),
     );
   });

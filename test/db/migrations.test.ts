@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0012-audit-log', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -80,6 +81,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0012-audit-log',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -228,6 +230,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0012-audit-log', 'Success'],
       ['0011-webhooks', 'Success'],
       ['0010-change-tracking', 'Success'],
       ['0009-least-privilege-keys', 'Success'],
@@ -248,6 +251,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0009-least-privilege-keys',
       '0010-change-tracking',
       '0011-webhooks',
+      '0012-audit-log',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -279,6 +283,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0012-audit-log', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -293,6 +298,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0012-audit-log',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -307,6 +313,42 @@ describe('migration 0009 down and up again, with keys in use', () => {
         expect(response.status).toBe(200);
         expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(6);
       }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('migration 0012 down and up again', () => {
+  it('down drops the audit log and the allowlists (the 0009 columns stay watched); up brings them back, the allowlist watched too', async () => {
+    const server = await startTestServer({ dataSets: [acmeDataSet()] });
+    try {
+      const { db } = server.database;
+      await server.createKey(ACME, 'bound', { allowedAddresses: ['127.0.0.1'] });
+      const tables = async () => (await db.introspection.getTables()).map((table) => table.name);
+      const apiKeyColumns = async () =>
+        (await db.introspection.getTables())
+          .find((table) => table.name === 'api_keys')
+          ?.columns.map((c) => c.name);
+      expect(await tables()).toContain('audit_entries');
+
+      const down = await migratorOf(server.database).migrateTo('0011-webhooks');
+      expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0012-audit-log', 'Down', 'Success'],
+      ]);
+      expect(await tables()).not.toContain('audit_entries');
+      expect(await apiKeyColumns()).not.toContain('allowed_addresses');
+      let revision = await readKeysRevision(db);
+      await sql`update api_keys set expires_at = expires_at where name = 'bound'`.execute(db);
+      expect(await readKeysRevision(db)).toBeGreaterThan(revision);
+
+      expect(await migrateToLatest(server.database)).toEqual(['0012-audit-log']);
+      expect(await apiKeyColumns()).toContain('allowed_addresses');
+      revision = await readKeysRevision(db);
+      await sql`update api_keys set allowed_addresses = '["10.0.0.0/8"]' where name = 'bound'`.execute(
+        db,
+      );
+      expect(await readKeysRevision(db)).toBeGreaterThan(revision);
     } finally {
       await server.close();
     }

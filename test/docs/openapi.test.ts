@@ -76,7 +76,8 @@ describe('the OpenAPI document', () => {
     );
     // The HTTP layer's answers, on every path.
     const http = ['400', '405', '408', '414', '431', '500'];
-    const api = [...http, '304', '401', '422', '429', '503', '504'].sort();
+    // 403: a key used from outside its address allowlist.
+    const api = [...http, '304', '401', '403', '422', '429', '503', '504'].sort();
     const cycle = [...api, '404'].sort();
     // Deltas: 410 for a token older than the retention of removals.
     const delta = [...api, '410'].sort();

@@ -119,8 +119,9 @@ export function contractViolations(response: ObservedResponse): string[] {
 
   if (!route) {
     // A path the API does not have: 404 (or one of the HTTP layer's answers, which come
-    // before routing) with the standard error body.
-    if (![404, ...HTTP_LAYER_STATUSES].includes(response.status)) {
+    // before routing, or the 403 of a key sent from outside its address allowlist) with
+    // the standard error body.
+    if (![404, 403, ...HTTP_LAYER_STATUSES].includes(response.status)) {
       return [`${what}: an undocumented path must answer 404`];
     }
     const problems: string[] = [];

@@ -62,6 +62,8 @@ export interface TestServerOptions {
   changeRetentionDays?: number;
   /** Runs a webhook dispatcher with this configuration, as `compplan serve` does. */
   webhooks?: WebhookConfig;
+  /** How many audit log entries the server keeps while the database refuses them. */
+  auditBufferLimit?: number;
 }
 
 /** A wall clock that stands still (at the real time it was made) until a test moves it. */
@@ -116,6 +118,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logStream,
     ...(options.now && { now: options.now }),
     deliverWebhooks: options.webhooks !== undefined,
+    ...(options.auditBufferLimit !== undefined && { auditBufferLimit: options.auditBufferLimit }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -15,6 +15,8 @@ export interface EmployeePageBytes {
   bodies: Buffer;
   /** The sort key of the page's last employee when another page follows, else undefined. */
   after: EmployeeAfter | undefined;
+  /** How many employees the page holds (the audit log records it). */
+  count: number;
 }
 
 // Joins the page's texts in the database. A JSON text never holds a raw control
@@ -74,11 +76,16 @@ export async function readEmployeePage(
     scope.hiddenColumns.length === 0
       ? commaSeparated(texts)
       : withoutColumns(texts, SEPARATOR, scope.hiddenColumns);
-  if (Number(row.count) <= page.limit) return { bodies: joinedPage(bytes), after: undefined };
+  const count = Number(row.count);
+  if (count <= page.limit) return { bodies: joinedPage(bytes), after: undefined, count };
   const pageEnd = bytes.lastIndexOf(SEPARATOR);
   const bodies = bytes.subarray(0, pageEnd);
   const last = JSON.parse(bodies.toString('utf8', bodies.lastIndexOf(SEPARATOR) + 1)) as Employee;
-  return { bodies: joinedPage(bodies), after: [last.lastName, last.firstName, last.id] };
+  return {
+    bodies: joinedPage(bodies),
+    after: [last.lastName, last.firstName, last.id],
+    count: page.limit,
+  };
 }
 
 function commaSeparated(bytes: Buffer): Buffer {

@@ -40,6 +40,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
         200: MeritCyclePage,
         400: errorResponses[400],
         401: errorResponses[401],
+        403: errorResponses[403],
         422: errorResponses[422],
         429: errorResponses[429],
       },
@@ -80,6 +81,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: MeritCycle,
         401: errorResponses[401],
+        403: errorResponses[403],
         404: errorResponses[404],
         422: errorResponses[422],
         429: errorResponses[429],
@@ -105,6 +107,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: ExchangeRates,
         401: errorResponses[401],
+        403: errorResponses[403],
         404: errorResponses[404],
         422: errorResponses[422],
         429: errorResponses[429],
