@@ -62,7 +62,8 @@ export interface ValueIssue {
 /** A value as it is stored (JSON numbers as decimal strings), or what is wrong with it. */
 export type Checked = { ok: true; value: unknown } | { ok: false; issues: ValueIssue[] };
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object (not an array, not null). */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const wrong = (message: string, path: ValueIssue['path'] = []): Checked => ({
