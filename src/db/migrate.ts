@@ -13,6 +13,7 @@ import { leastPrivilegeKeys } from './migrations/0009-least-privilege-keys.js';
 import { changeTracking } from './migrations/0010-change-tracking.js';
 import { webhooksSchema } from './migrations/0011-webhooks.js';
 import { auditLog } from './migrations/0012-audit-log.js';
+import { columnSchema } from './migrations/0013-column-schema.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -28,6 +29,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0010-change-tracking': changeTracking(dialect),
     '0011-webhooks': webhooksSchema(dialect),
     '0012-audit-log': auditLog(dialect),
+    '0013-column-schema': columnSchema(dialect),
   };
 }
 
