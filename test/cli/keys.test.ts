@@ -120,7 +120,7 @@ describe('compplan keys and orgs', () => {
     expect(lines[1]).toMatch(/^acme +Acme Corp +enabled +\d{4}-\d\d-\d\dT[\d:.]+Z$/);
   });
 
-  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,expiresAt}, and the key works against the running server', async () => {
+  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,expiresAt,allowedAddresses}, and the key works against the running server', async () => {
     const result = await runCli(
       ['keys', 'create', '--org', 'acme', '--name', 'Looker export', '--json'],
       { env: db.env },
@@ -137,6 +137,7 @@ describe('compplan keys and orgs', () => {
       'cycles',
       'hiddenColumns',
       'expiresAt',
+      'allowedAddresses',
     ]);
     expect(key).toEqual({
       id: expect.stringMatching(KEY_ID),
@@ -147,6 +148,7 @@ describe('compplan keys and orgs', () => {
       cycles: null,
       hiddenColumns: [],
       expiresAt: null,
+      allowedAddresses: null,
     });
     created.push(key);
 

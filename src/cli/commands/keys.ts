@@ -80,7 +80,7 @@ export function registerKeys(program: Command): void {
     .option('--base-url <url>', baseUrlHelp('the server of the curl line printed'))
     .option(
       '--json',
-      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","allowedAddresses","expiresAt"} (docs/api-keys.md)',
+      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","expiresAt","allowedAddresses"} (docs/api-keys.md)',
     )
     .action(async (options: CreateOptions) => {
       // Checked before the key is made: a bad address is a usage error.
@@ -140,7 +140,7 @@ export function registerKeys(program: Command): void {
     )
     .option(
       '--json',
-      'print {"id","key","org","name","cycles","hiddenColumns","allowedAddresses","expiresAt","previousSecretExpiresAt"} (docs/api-keys.md)',
+      'print {"id","key","org","name","cycles","hiddenColumns","expiresAt","allowedAddresses","previousSecretExpiresAt"} (docs/api-keys.md)',
     )
     .action(async (id: string, options: { grace: string; json?: boolean }) => {
       const { rollApiKeyById } = await service();

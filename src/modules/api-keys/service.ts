@@ -128,6 +128,7 @@ export interface RolledApiKey {
   cycles: string[] | null;
   hiddenColumns: string[];
   expiresAt: string | null;
+  allowedAddresses: string[] | null;
   /** Until when the secret the key had keeps working. */
   previousSecretExpiresAt: string;
 }
@@ -188,6 +189,7 @@ export async function rollApiKeyById(
     cycles: key.cycles,
     hiddenColumns: key.hiddenColumns,
     expiresAt: key.expiresAt,
+    allowedAddresses: key.allowedAddresses,
     previousSecretExpiresAt,
   };
 }
