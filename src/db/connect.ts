@@ -36,6 +36,13 @@ export interface DatabaseHandle {
    * a command reads its input, rather than at its first write. Undefined for PostgreSQL.
    */
   checkWritable?(): void;
+  /**
+   * A database handle whose `connection()` is a connection of the reader's own, for a long
+   * read in one transaction (the bulk download, src/modules/bulk/snapshot.ts): SQLite
+   * opens the file again, read-only, beside the one connection every request shares;
+   * PostgreSQL checks a client out of the pool. `release` once the read is over.
+   */
+  openReader(): { db: Db; release(): Promise<void> };
 }
 
 // A request never waits longer than this for PostgreSQL: a slow or stuck query becomes
@@ -72,10 +79,11 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
       sqlite.close();
       throw error;
     }
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    });
     return {
-      db: new Kysely<Database>({
-        dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
-      }),
+      db,
       dialect: 'sqlite',
       revision: sqliteRevision(sqlite),
       checkWritable() {
@@ -88,6 +96,17 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
         } finally {
           sqlite.exec('rollback');
         }
+      },
+      openReader() {
+        // An in-memory database exists only on its one connection, which a long read
+        // would hold from every other query (only the OpenAPI document is built on one).
+        if (config.path === ':memory:') {
+          throw new Error('an in-memory database has no connection to spare for a long read');
+        }
+        const reader = new SQLite(config.path, { readonly: true, fileMustExist: true });
+        reader.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+        const readerDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
+        return { db: readerDb, release: () => readerDb.destroy() };
       },
     };
   }
@@ -109,11 +128,16 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   const onError = (error: Error) => options.onIdleError?.(error);
   pool.on('error', onError);
   pool.on('connect', (client) => client.on('error', onError));
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: withNamedStatements(pool) }),
+  });
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) }),
+    db,
     dialect: 'postgres',
     revision: postgresRevision(config.url),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     poolSize: POSTGRES_POOL_SIZE,
+    // Kysely's connection() checks a client of the pool out for as long as it runs.
+    openReader: () => ({ db, release: async () => undefined }),
   };
 }

@@ -17,7 +17,14 @@ import {
   type MeritCycleEmployee,
   type MeritCycleStatus,
 } from '@compplan/client';
-import { csvRow, EMPLOYEE_COLUMNS, flattenColumns, OTHER_COLUMNS, orderColumns } from './csv.js';
+import {
+  csvRow,
+  EMPLOYEE_COLUMNS,
+  employeeCsvRow,
+  flatEmployee,
+  OTHER_COLUMNS,
+  orderColumns,
+} from './csv.js';
 
 export const EXPORT_KINDS = ['merit-cycles', 'employees', 'exchange-rates'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -101,20 +108,6 @@ const EXCHANGE_RATE_COLUMNS = ['base', 'currency', 'rate'];
 
 export const stateFileOf = (output: string) => `${output}.export-state.json`;
 
-function flatEmployee(employee: MeritCycleEmployee): Row {
-  return {
-    id: employee.id,
-    email: employee.email,
-    firstName: employee.firstName,
-    lastName: employee.lastName,
-    preferredName: employee.preferredName,
-    'currencyCode.code': employee.currencyCode.code,
-    'currencyCode.value': employee.currencyCode.value,
-    eligibilityStatus: employee.eligibilityStatus,
-    ...flattenColumns(employee.columns),
-  };
-}
-
 /**
  * The pages of what is exported, from `cursor` on (undefined: from the start); of a delta,
  * from `deltaToken` (undefined: everything).
@@ -181,14 +174,12 @@ function render(state: ExportState, items: readonly unknown[]): string {
     text += `${state.request.bom ? '\uFEFF' : ''}${csvRow(state.header)}`;
   }
   const header = state.header;
+  const known = new Set(header);
   for (const row of rows) {
-    const values = header.map((name) => row[name]);
-    if (kind === 'employees') {
-      const known = new Set(header);
-      const others = Object.fromEntries(Object.entries(row).filter(([name]) => !known.has(name)));
-      values[values.length - 1] = Object.keys(others).length > 0 ? others : undefined;
-    }
-    text += csvRow(values);
+    text +=
+      kind === 'employees'
+        ? employeeCsvRow(header, known, row)
+        : csvRow(header.map((name) => row[name]));
   }
   return text;
 }
