@@ -12,9 +12,12 @@ import type { EmployeeAfter } from '../employees/schema.js';
 import type { ChunkWriter } from './formats.js';
 import type { Snapshot } from './snapshot.js';
 
-// Employees read per statement: about 0.5–1 MB of stored text, few enough statements
-// that each one's cost disappears in a million rows.
-const CHUNK_EMPLOYEES = 2_000;
+// Employees read per statement: about 1 MiB of stored text, whatever an employee's size
+// (the first statement reads a few, the next as many as the texts so far say fit), and at
+// most 2,000: few enough statements that each one's cost disappears in a million rows.
+const CHUNK_BYTES = 1024 * 1024;
+const FIRST_CHUNK_EMPLOYEES = 200;
+const MAX_CHUNK_EMPLOYEES = 2_000;
 
 export interface DownloadSource {
   snapshot: Snapshot;
@@ -28,6 +31,7 @@ export interface DownloadSource {
 
 export class EmployeeDownload extends Readable {
   private after: EmployeeAfter | undefined;
+  private chunkEmployees = FIRST_CHUNK_EMPLOYEES;
   private started = false;
   private finished = false;
 
@@ -47,17 +51,25 @@ export class EmployeeDownload extends Readable {
   private async nextChunk(): Promise<Buffer | null> {
     const { snapshot, dialect, scope, meritCycleId, writer } = this.source;
     if (this.finished) return null;
+    const limit = this.chunkEmployees;
     const found = await readEmployeeTexts(
       snapshot.db,
       dialect,
       scope,
       meritCycleId,
       this.after,
-      CHUNK_EMPLOYEES,
+      limit,
     );
     const count = found?.count ?? 0;
-    if (count < CHUNK_EMPLOYEES) this.finished = true;
-    else if (found) this.after = afterLastText(found.texts);
+    if (count < limit) this.finished = true;
+    else if (found) {
+      this.after = afterLastText(found.texts);
+      const bytesEach = found.texts.length / count;
+      this.chunkEmployees = Math.max(
+        1,
+        Math.min(MAX_CHUNK_EMPLOYEES, Math.floor(CHUNK_BYTES / bytesEach)),
+      );
+    }
     this.source.onRows?.(count);
     const body = found && count > 0 ? writer.write(found.texts) : undefined;
     const head = this.started ? undefined : writer.head;

@@ -1,0 +1,236 @@
+// The bulk download while it streams (docs/bulk-download.md), over real HTTP on every
+// database: an import committing mid-download is wholly absent from it; a client that
+// stops reading stops the database read (backpressure), and one that leaves ends it and
+// its transaction at once; one download per key at a time (429 with Retry-After), one
+// request of the quota, a 304 none.
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DataSetInput } from '../../src/import/schema.js';
+import { employeesPath } from '../helpers/api-expectations.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const ORG = 'streamco';
+const CYCLE = 'mc_60000000-0000-4000-8000-000000000001';
+// Larger than what the sockets' buffers on both ends take in before the client's reading
+// holds the server back (about 5 MB here; loopback's receive buffer may grow to tens of
+// MB): ~20 MB of NDJSON.
+const EMPLOYEES = 2_000;
+// Random text, which gzip cannot shrink much either: ~10 KB an employee.
+const notes = () => randomBytes(7_500).toString('base64');
+const bulkPath = `${employeesPath(CYCLE)}/bulk`;
+
+function dataSet(version: string): DataSetInput {
+  return {
+    organization: { slug: ORG, name: 'Stream Co', apiKeysEnabled: true },
+    meritCycles: [
+      {
+        id: CYCLE,
+        name: 'Streamed',
+        status: 'active',
+        startDate: '2026-01-01T00:00:00.000Z',
+        endDate: '2026-03-31T00:00:00.000Z',
+        createdDate: '2025-12-01T00:00:00.000Z',
+        currency: 'USD',
+        employees: Array.from({ length: EMPLOYEES }, (_, i) => ({
+          id: `mce_60000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          email: `person${i}@stream.example`,
+          firstName: `First${i}`,
+          lastName: `Last${String(i).padStart(5, '0')}`,
+          currencyCode: 'USD',
+          eligibilityStatus: 'eligible' as const,
+          columns: {
+            version: { name: 'Version', type: 'text', value: version },
+            notes: { name: 'Notes', type: 'text', value: notes() },
+          },
+        })),
+      },
+    ],
+  };
+}
+
+/** A download whose reading the test controls: paused after its first chunk. */
+interface Download {
+  request: ClientRequest;
+  response: IncomingMessage;
+  /** Reads the rest to the end: the whole body. */
+  finish(): Promise<string>;
+}
+
+async function startDownload(
+  server: TestServer,
+  key: string,
+  headers: Record<string, string> = {},
+): Promise<Download> {
+  const request = httpRequest(`${server.url}${bulkPath}`, {
+    headers: { 'x-api-key': key, ...headers },
+  });
+  request.end();
+  const [response] = (await once(request, 'response')) as [IncomingMessage];
+  expect(response.statusCode).toBe(200);
+  const chunks: Buffer[] = [];
+  const [first] = (await once(response, 'data')) as [Buffer];
+  response.pause();
+  chunks.push(first);
+  return {
+    request,
+    response,
+    async finish() {
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.resume();
+      await once(response, 'end');
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+}
+
+async function metricValue(server: TestServer, name: string): Promise<number> {
+  const metric = server.app.metrics.registry.getSingleMetric(name);
+  return (await metric?.get())?.values[0]?.value ?? 0;
+}
+
+const rowsRead = (server: TestServer) => metricValue(server, 'compplan_bulk_rows_read_total');
+const downloadsInProgress = (server: TestServer) => metricValue(server, 'compplan_bulk_downloads');
+
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Waits until the server has stopped reading rows for this download: the count settles. */
+async function settledRowsRead(server: TestServer): Promise<number> {
+  let last = -1;
+  for (;;) {
+    const now = await rowsRead(server);
+    if (now === last) return now;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
+/**
+ * Whether a transaction still holds an old view of the database: on SQLite a checkpoint
+ * that must wait for a reader (after an import wrote to the log); on PostgreSQL a session
+ * of the server's database idle in a transaction.
+ */
+async function snapshotHeld(server: TestServer): Promise<boolean> {
+  const config = server.databaseConfig;
+  if (config.dialect === 'sqlite') {
+    const checker = new SQLite(config.path, { timeout: 0 });
+    try {
+      const [result] = checker.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      return result?.busy === 1;
+    } finally {
+      checker.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: config.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ count: string }>(
+      `select count(*) from pg_stat_activity
+        where datname = current_database() and state like 'idle in transaction%'`,
+    );
+    return Number(rows[0]?.count) > 0;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('bulk download while it streams', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  let key: string;
+  let other: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [dataSet('v1')], rateLimitPerSecond: 5 });
+    key = await server.createKey(ORG, 'loader');
+    other = await server.createKey(ORG, 'another loader');
+  }, 120_000);
+  afterAll(() => server?.close());
+
+  it('holds back the database read while the client does not read, and serves one snapshot although an import commits meanwhile', async () => {
+    const download = await startDownload(server, key);
+    const read = await settledRowsRead(server);
+    // Backpressure: the server read a few chunks ahead of the paused client, and stopped.
+    expect(read).toBeLessThan(EMPLOYEES);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await rowsRead(server)).toBe(read);
+
+    // Every employee changes, in one import that commits while the download waits.
+    await server.load(dataSet('v2'));
+    expect(await snapshotHeld(server)).toBe(true);
+    const body = await download.finish();
+    const lines = body.trimEnd().split('\n');
+    expect(lines).toHaveLength(EMPLOYEES);
+    const versions = new Set(
+      lines.map(
+        (line) =>
+          (JSON.parse(line) as { columns: { version: { value: string } } }).columns.version.value,
+      ),
+    );
+    expect([...versions]).toEqual(['v1']);
+
+    // The next download is wholly of the import.
+    const after = await fetch(`${server.url}${bulkPath}`, { headers: { 'x-api-key': key } });
+    const newLines = (await after.text()).trimEnd().split('\n');
+    expect(newLines).toHaveLength(EMPLOYEES);
+    expect(newLines.every((line) => line.includes('"value":"v2"'))).toBe(true);
+  });
+
+  it('ends the database read and its transaction, and frees the key, when the client leaves (compressed or not)', async () => {
+    // gzip: the stream the client leaves is the compressor's, which the read is piped to.
+    const download = await startDownload(server, key, { 'accept-encoding': 'gzip' });
+    expect(download.response.headers['content-encoding']).toBe('gzip');
+    await settledRowsRead(server);
+    await server.load(dataSet('v3'));
+    expect(await snapshotHeld(server)).toBe(true);
+    expect(await downloadsInProgress(server)).toBe(1);
+
+    download.request.destroy();
+    await until(async () => (await downloadsInProgress(server)) === 0, 'the download to end');
+    await until(async () => !(await snapshotHeld(server)), 'the snapshot to be released');
+    // The key may download again at once.
+    const again = await fetch(`${server.url}${bulkPath}`, { headers: { 'x-api-key': key } });
+    expect(again.status).toBe(200);
+    expect((await again.text()).trimEnd().split('\n')).toHaveLength(EMPLOYEES);
+  });
+
+  it('allows one download per key at a time: a second meanwhile is 429 with Retry-After, another key’s is served', async () => {
+    const download = await startDownload(server, key);
+    const second = await server.request(bulkPath, { key });
+    expect(second.status).toBe(429);
+    expect(second.headers.get('retry-after')).toBe('10');
+    expect(await second.json()).toEqual({ message: 'Too Many Requests', statusCode: 429 });
+
+    const otherKeys = await fetch(`${server.url}${bulkPath}`, { headers: { 'x-api-key': other } });
+    expect(otherKeys.status).toBe(200);
+    await otherKeys.text();
+
+    expect((await download.finish()).trimEnd().split('\n')).toHaveLength(EMPLOYEES);
+    await until(async () => (await downloadsInProgress(server)) === 0, 'the download to end');
+    const third = await fetch(`${server.url}${bulkPath}`, { headers: { 'x-api-key': key } });
+    expect(third.status).toBe(200);
+    await third.text();
+  });
+
+  it('counts a download as one request of the quota, and a 304 as none', async () => {
+    const fresh = await server.createKey(ORG, 'fresh');
+    const first = await fetch(`${server.url}${bulkPath}`, { headers: { 'x-api-key': fresh } });
+    // The key's first request opens its window of 5.
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('4');
+    await first.text();
+    const etag = first.headers.get('etag') ?? '';
+    const notModified = await fetch(`${server.url}${bulkPath}`, {
+      headers: { 'x-api-key': fresh, 'if-none-match': etag },
+    });
+    expect(notModified.status).toBe(304);
+    expect(Number(notModified.headers.get('x-ratelimit-remaining'))).toBeGreaterThanOrEqual(4);
+  });
+});
