@@ -17,6 +17,7 @@ import {
   type MeritCycleEmployee,
   type MeritCycleStatus,
 } from '@compplan/client';
+import { exportInOneDownload } from './bulk.js';
 import {
   csvRow,
   EMPLOYEE_COLUMNS,
@@ -57,8 +58,11 @@ export interface ExportRequest {
 
 export interface ExportProgress {
   rows: number;
+  /** Pages read; of one bulk download, the pieces of about 1 MiB written. */
   pages: number;
   done: boolean;
+  /** Read in one bulk download rather than page by page. */
+  oneDownload?: boolean;
 }
 
 /** A page as the export writes it; a delta's last page also has the walk's deltaToken. */
@@ -86,6 +90,8 @@ interface ExportState {
   nextCursor: string | null | undefined;
   /** The CSV header, fixed by the first page. */
   header: string[] | undefined;
+  /** Written by one bulk download, which a resumed run starts again. */
+  bulk?: true;
 }
 
 /** The state of an export that has written nothing yet. */
@@ -231,15 +237,20 @@ async function fileSink(
         `nothing to resume: ${stateFile} does not exist (the export of ${output} finished, or never started)`,
       );
     }
-    state = saved;
-    if (!sameRequest(state.request, request)) {
+    if (!sameRequest(saved.request, request)) {
       throw new ExportError(
-        `${output} was started as a different export (${JSON.stringify(state.request)}); resume it with the same options`,
+        `${output} was started as a different export (${JSON.stringify(saved.request)}); resume it with the same options`,
       );
     }
-    handle = await open(output, 'r+');
-    // Whatever follows the last complete page is a page cut short: it is written again.
-    await handle.truncate(state.bytes);
+    if (saved.bulk) {
+      // A bulk download has no place to continue from: it is made again, from the start.
+      state = newState(request);
+    } else {
+      state = saved;
+      handle = await open(output, 'r+');
+      // Whatever follows the last complete page is a page cut short: it is written again.
+      await handle.truncate(state.bytes);
+    }
   } else {
     const nothingWritten = saved?.pages === 0;
     if (saved && !nothingWritten && !options.force) {
@@ -315,6 +326,11 @@ function streamSink(stream: Writable, request: ExportRequest): { sink: Sink; sta
 }
 
 export interface RunExportOptions {
+  /**
+   * false: page through the list even where the whole of a cycle's employees could come
+   * in one bulk download (the default for an export of employees without --max or --delta).
+   */
+  bulk?: boolean;
   /** A delta export: the deltaToken of the previous one (undefined: everything). */
   deltaToken?: string;
   /** A file to write (resumable); standard output or another stream when absent. */
@@ -343,8 +359,34 @@ export async function runExport(
       })
     : streamSink(options.stream ?? process.stdout, request);
   const report = (done: boolean) =>
-    options.onProgress?.({ rows: state.rows, pages: state.pages, done });
+    options.onProgress?.({
+      rows: state.rows,
+      pages: state.pages,
+      done,
+      ...(state.bulk ? { oneDownload: true } : {}),
+    });
   report(false);
+  const whole = request.kind === 'employees' && !request.delta && request.max === undefined;
+  if (whole && options.bulk !== false && state.nextCursor === undefined) {
+    state.bulk = true;
+    const downloaded = await exportInOneDownload(
+      client,
+      request.cycle ?? '',
+      request.format,
+      request.bom,
+      {
+        write: (text) => sink.write(text, state),
+        progress(rows) {
+          state.rows = rows;
+          state.pages += 1;
+          report(false);
+        },
+      },
+      options.signal,
+    );
+    if (downloaded) state.nextCursor = null;
+    else delete state.bulk;
+  }
   if (state.nextCursor !== null) {
     const remaining = request.max === undefined ? undefined : Math.max(0, request.max - state.rows);
     if (remaining !== 0) {
