@@ -19,6 +19,7 @@ import {
 } from '@compplan/client';
 import { exportInOneDownload } from './bulk.js';
 import {
+  columnsHeader,
   csvRow,
   EMPLOYEE_COLUMNS,
   employeeCsvRow,
@@ -88,7 +89,7 @@ interface ExportState {
   pages: number;
   /** Where the next page starts; undefined before the first page. */
   nextCursor: string | null | undefined;
-  /** The CSV header, fixed by the first page. */
+  /** The CSV header, fixed with the first page. */
   header: string[] | undefined;
   /** Written by one bulk download, which a resumed run starts again. */
   bulk?: true;
@@ -144,8 +145,12 @@ async function* pagesOf(
   }
 }
 
-/** The text of one page in the chosen format; the CSV header is fixed by the first page. */
-function render(state: ExportState, items: readonly unknown[]): string {
+/**
+ * The text of one page in the chosen format. The CSV header is fixed with the first page:
+ * for employees from the cycle's column schema (`columns`: every column of the cycle, even
+ * one that no employee of the first page has), else from the first page's rows.
+ */
+function render(state: ExportState, items: readonly unknown[], columns?: string[]): string {
   const { format, kind } = state.request;
   if (format === 'ndjson') return items.map((item) => `${JSON.stringify(item)}\n`).join('');
   if (format === 'json') {
@@ -174,7 +179,7 @@ function render(state: ExportState, items: readonly unknown[]): string {
     state.header = [
       ...base,
       ...(state.request.delta ? [REMOVED_COLUMN] : []),
-      ...orderColumns(seen),
+      ...(columns ?? orderColumns(seen)),
     ];
     if (kind === 'employees') state.header.push(OTHER_COLUMNS);
     text += `${state.request.bom ? '\uFEFF' : ''}${csvRow(state.header)}`;
@@ -388,6 +393,14 @@ export async function runExport(
     else delete state.bulk;
   }
   if (state.nextCursor !== null) {
+    // A new CSV of employees takes its header from the cycle's column schema.
+    const columns =
+      request.format === 'csv' && request.kind === 'employees' && !state.header
+        ? columnsHeader(
+            (await client.meritCycles.columns(request.cycle ?? '', { signal: options.signal }))
+              .data,
+          )
+        : undefined;
     const remaining = request.max === undefined ? undefined : Math.max(0, request.max - state.rows);
     if (remaining !== 0) {
       for await (const page of pagesOf(
@@ -399,7 +412,7 @@ export async function runExport(
         options.deltaToken,
       )) {
         if (page.deltaToken) deltaToken = page.deltaToken;
-        const text = render(state, page.data);
+        const text = render(state, page.data, columns);
         state.rows += page.data.length;
         state.pages += 1;
         state.nextCursor = page.nextCursor;

@@ -2,15 +2,17 @@
 // time (docs/bulk-download.md):
 // - NDJSON: one employee a line, exactly the object the list serves: the stored text as
 //   it is, or without the key's hidden columns (hidden-columns.ts).
-// - CSV: the export's layout (src/export/csv.ts): its header, each employee flattened,
-//   RFC 4180, UTF-8 with a byte order mark unless `bom=false`.
+// - CSV: the export's layout (src/export/csv.ts): its header from the cycle's column
+//   schema, each employee flattened to cells, RFC 4180, UTF-8 with a byte order mark
+//   unless `bom=false`.
+import type { ColumnDescription } from '../../columns/schema.js';
 import {
+  columnsHeader,
   csvRow,
   EMPLOYEE_COLUMNS,
   employeeCsvRow,
   flatEmployee,
   OTHER_COLUMNS,
-  orderColumns,
 } from '../../export/csv.js';
 import { removeColumns, withoutColumnsOf } from '../employees/hidden-columns.js';
 import { TEXT_SEPARATOR } from '../employees/repository.js';
@@ -57,15 +59,15 @@ export function ndjsonWriter(hidden: readonly string[]): ChunkWriter {
 }
 
 /**
- * CSV under the header of the cycle's columns (`columnNames`: flattened, without the
- * hidden ones), in the export's order, and the export's columns.other last.
+ * CSV under the header of the cycle's column schema (without the hidden columns), as the
+ * export makes it, and the export's columns.other last.
  */
 export function csvWriter(
-  columnNames: readonly string[],
+  schema: readonly ColumnDescription[],
   hidden: readonly string[],
   bom: boolean,
 ): ChunkWriter {
-  const header = [...EMPLOYEE_COLUMNS, ...orderColumns(columnNames), OTHER_COLUMNS];
+  const header = [...EMPLOYEE_COLUMNS, ...columnsHeader(schema), OTHER_COLUMNS];
   const known = new Set(header);
   return {
     head: Buffer.from(`${bom ? BOM : ''}${csvRow(header)}`),

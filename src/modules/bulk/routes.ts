@@ -8,6 +8,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { Counter, Gauge } from 'prom-client';
 import { z } from 'zod';
+import { findColumnSchema } from '../../columns/repository.js';
 import { notFound } from '../../errors.js';
 import { etagOf, matchesIfNoneMatch } from '../../http/etag.js';
 import { errorResponses, READ_METHODS } from '../../http/schemas.js';
@@ -18,7 +19,7 @@ import { Employee, EmployeesParams } from '../employees/schema.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
 import { EmployeeDownload } from './download.js';
 import { BULK_FORMATS, CONTENT_TYPES, csvWriter, ndjsonWriter } from './formats.js';
-import { cycleColumnNames, employeesVersion } from './repository.js';
+import { employeesVersion } from './repository.js';
 import { openSnapshot, type Snapshot } from './snapshot.js';
 
 // After SIGTERM, downloads in progress get this long to finish (the server exits at 10 s
@@ -86,7 +87,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
               schema: z
                 .string()
                 .describe(
-                  'id, email, firstName, lastName, preferredName, currencyCode.code, currencyCode.value, eligibilityStatus, then columns.KEY (columns.KEY.PART for each part of a composite column) in code-point order, then columns.other.',
+                  "id, email, firstName, lastName, preferredName, currencyCode.code, currencyCode.value, eligibilityStatus, then columns.KEY (columns.KEY.PART for each part of a composite column) in the order of the cycle's column schema (…/columns), then columns.other.",
                 ),
             },
           },
@@ -123,7 +124,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
         const writer =
           format === 'csv'
             ? csvWriter(
-                await cycleColumnNames(snapshot.db, app.dialect, scope, meritCycleId),
+                (await findColumnSchema(snapshot.db, scope, meritCycleId)) ?? [],
                 scope.hiddenColumns,
                 bom === 'true',
               )
