@@ -3,54 +3,22 @@
 // stops reading stops the database read (backpressure), and one that leaves ends it and
 // its transaction at once; one download per key at a time (429 with Retry-After), one
 // request of the quota, a 304 none.
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DataSetInput } from '../../src/import/schema.js';
+import {
+  WIDE_CYCLE as CYCLE,
+  WIDE_EMPLOYEES as EMPLOYEES,
+  WIDE_ORG as ORG,
+  wideCycleDataSet,
+} from '../fixtures/bulk-data-sets.js';
 import { employeesPath } from '../helpers/api-expectations.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-const ORG = 'streamco';
-const CYCLE = 'mc_60000000-0000-4000-8000-000000000001';
-// Larger than what the sockets' buffers on both ends take in before the client's reading
-// holds the server back (about 5 MB here; loopback's receive buffer may grow to tens of
-// MB): ~20 MB of NDJSON.
-const EMPLOYEES = 2_000;
-// Random text, which gzip cannot shrink much either: ~10 KB an employee.
-const notes = () => randomBytes(7_500).toString('base64');
 const bulkPath = `${employeesPath(CYCLE)}/bulk`;
-
-function dataSet(version: string): DataSetInput {
-  return {
-    organization: { slug: ORG, name: 'Stream Co', apiKeysEnabled: true },
-    meritCycles: [
-      {
-        id: CYCLE,
-        name: 'Streamed',
-        status: 'active',
-        startDate: '2026-01-01T00:00:00.000Z',
-        endDate: '2026-03-31T00:00:00.000Z',
-        createdDate: '2025-12-01T00:00:00.000Z',
-        currency: 'USD',
-        employees: Array.from({ length: EMPLOYEES }, (_, i) => ({
-          id: `mce_60000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-          email: `person${i}@stream.example`,
-          firstName: `First${i}`,
-          lastName: `Last${String(i).padStart(5, '0')}`,
-          currencyCode: 'USD',
-          eligibilityStatus: 'eligible' as const,
-          columns: {
-            version: { name: 'Version', type: 'text', value: version },
-            notes: { name: 'Notes', type: 'text', value: notes() },
-          },
-        })),
-      },
-    ],
-  };
-}
+const dataSet = wideCycleDataSet;
 
 /** A download whose reading the test controls: paused after its first chunk. */
 interface Download {
