@@ -52,7 +52,9 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles': 'global',
       '/v1/compensationPlanning/meritCycles/{id}': 'global',
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': 'global',
+      '/v1/compensationPlanning/meritCycles/{id}/columns': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': 'global',
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk': 'global',
       '/v1/compensationPlanning/meritCycles/delta': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': 'global',
     });
@@ -79,7 +81,9 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles': ['200', ...api],
       '/v1/compensationPlanning/meritCycles/{id}': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': ['200', ...cycle],
+      '/v1/compensationPlanning/meritCycles/{id}/columns': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': ['200', ...cycle],
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/delta': ['200', ...delta],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': [
         '200',
