@@ -21,15 +21,7 @@
 // The results are saved as JSON in the temp dir and written into docs/benchmarks.md
 // between its bulk-bench markers.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +30,7 @@ import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION } from './data.js';
 import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
-import { median } from './report.js';
+import { median, writeReport } from './report.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'compplan.js');
@@ -298,19 +290,6 @@ function renderBulkReport(
   return { text, met, targets };
 }
 
-function writeBulkReport(file: string, section: string): void {
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-  const from = current.indexOf(BULK_REPORT_START.slice(0, 20));
-  const to = current.indexOf(BULK_REPORT_END);
-  const block = `${BULK_REPORT_START}\n${section}\n${BULK_REPORT_END}`;
-  writeFileSync(
-    file,
-    from >= 0 && to > from
-      ? `${current.slice(0, from)}${block}${current.slice(to + BULK_REPORT_END.length)}`
-      : `${current.trimEnd()}\n\n${block}\n`,
-  );
-}
-
 /** Measures and writes the table; returns its text. */
 export async function benchBulk(options: BulkBenchOptions): Promise<string> {
   const before = loadavg();
@@ -347,7 +326,7 @@ export async function benchBulk(options: BulkBenchOptions): Promise<string> {
     finishedAt,
     load: { before, after: loadavg() },
   });
-  writeBulkReport(options.out, text);
+  writeReport(options.out, text, { start: BULK_REPORT_START, end: BULK_REPORT_END });
   log(`results in ${saved}; targets met: ${met} of ${targets}; written to ${options.out}`);
   return text;
 }

@@ -3,8 +3,6 @@
 // stops reading stops the database read (backpressure), and one that leaves ends it and
 // its transaction at once; one download per key at a time (429 with Retry-After), one
 // request of the quota, a 304 none.
-import { once } from 'node:events';
-import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,42 +13,28 @@ import {
   wideCycleDataSet,
 } from '../fixtures/bulk-data-sets.js';
 import { employeesPath } from '../helpers/api-expectations.js';
+import { pausedDownload } from '../helpers/paused-download.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const bulkPath = `${employeesPath(CYCLE)}/bulk`;
 const dataSet = wideCycleDataSet;
 
-/** A download whose reading the test controls: paused after its first chunk. */
-interface Download {
-  request: ClientRequest;
-  response: IncomingMessage;
-  /** Reads the rest to the end: the whole body. */
-  finish(): Promise<string>;
-}
-
+/** A download paused after its first chunk; `finish` reads the rest: the whole body. */
 async function startDownload(
   server: TestServer,
   key: string,
   headers: Record<string, string> = {},
-): Promise<Download> {
-  const request = httpRequest(`${server.url}${bulkPath}`, {
-    headers: { 'x-api-key': key, ...headers },
+) {
+  const download = await pausedDownload(`${server.url}${bulkPath}`, {
+    'x-api-key': key,
+    ...headers,
   });
-  request.end();
-  const [response] = (await once(request, 'response')) as [IncomingMessage];
-  expect(response.statusCode).toBe(200);
-  const chunks: Buffer[] = [];
-  const [first] = (await once(response, 'data')) as [Buffer];
-  response.pause();
-  chunks.push(first);
   return {
-    request,
-    response,
+    ...download,
     async finish() {
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.resume();
-      await once(response, 'end');
-      return Buffer.concat(chunks).toString('utf8');
+      const read = await download.rest();
+      if (!('body' in read)) throw new Error(`the download was cut off: ${read.error}`);
+      return read.body;
     },
   };
 }

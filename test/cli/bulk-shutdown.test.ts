@@ -3,7 +3,6 @@
 // client has stopped reading is cut off once the shutdown's grace for downloads is over
 // (its client sees a response that did not end, never a complete one); the server then
 // exits 0, well within its 10 s shutdown grace.
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,31 +19,10 @@ import {
   wideCycleDataSet,
 } from '../fixtures/bulk-data-sets.js';
 import { employeesPath } from '../helpers/api-expectations.js';
+import { pausedDownload } from '../helpers/paused-download.js';
 import { startCompplan } from '../helpers/services/compplan.js';
 
 const bulkPath = `${employeesPath(WIDE_CYCLE)}/bulk`;
-
-/** Starts a download and pauses it after its first chunk. */
-async function pausedDownload(url: string, key: string) {
-  const request = httpRequest(`${url}${bulkPath}`, { headers: { 'x-api-key': key } });
-  request.end();
-  const [response] = (await once(request, 'response')) as [IncomingMessage];
-  expect(response.statusCode).toBe(200);
-  const chunks: Buffer[] = [];
-  const [first] = (await once(response, 'data')) as [Buffer];
-  response.pause();
-  chunks.push(first);
-  /** Reads on: the whole body, or the error that cut it off. */
-  const rest = () =>
-    new Promise<{ body: string } | { error: string }>((resolve) => {
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('end', () => resolve({ body: Buffer.concat(chunks).toString('utf8') }));
-      response.once('error', (error) => resolve({ error: error.message }));
-      response.once('aborted', () => resolve({ error: 'aborted' }));
-      response.resume();
-    });
-  return { response, rest };
-}
 
 describe('SIGTERM during bulk downloads', () => {
   let dir: string;
@@ -67,8 +45,8 @@ describe('SIGTERM during bulk downloads', () => {
     const server = await startCompplan({ DATABASE_URL: `sqlite:${join(dir, 'compplan.db')}` });
     try {
       const [reader, stalled] = keys as [string, string];
-      const reading = await pausedDownload(server.url, reader);
-      const stalling = await pausedDownload(server.url, stalled);
+      const reading = await pausedDownload(`${server.url}${bulkPath}`, { 'x-api-key': reader });
+      const stalling = await pausedDownload(`${server.url}${bulkPath}`, { 'x-api-key': stalled });
       const exited = server.stop();
       // The reading client goes on a moment after the signal.
       await new Promise((resolve) => setTimeout(resolve, 500));
