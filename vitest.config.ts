@@ -5,7 +5,8 @@ import { detectServices, type ProjectName, planProjects } from './test/helpers/p
 // (CI installs it) or COMPPLAN_TEST_POSTGRES_URL names a server. One suite, two runs.
 // The production topology (several instances, PostgreSQL, Redis, nginx; test/production)
 // the web application's browser tests (test/web, Debian's Chromium) and the benchmark's
-// wrk scripts (test/bench) run when what they need is installed (CI installs it all). The run ends by listing the projects
+// wrk scripts (test/bench) and pandas reading the bulk download (test/interop) run when
+// what they need is installed (CI installs it all). The run ends by listing the projects
 // skipped and for lack of what (test/helpers/projects-reporter.ts); under CI=true a
 // skipped project fails it.
 const runs = new Set<ProjectName>(
@@ -17,6 +18,7 @@ const withPostgres = runs.has('postgres');
 const withProduction = runs.has('production');
 const withChromium = runs.has('web');
 const withWrk = runs.has('bench');
+const withPandas = runs.has('interop');
 
 export default defineConfig({
   test: {
@@ -40,6 +42,7 @@ export default defineConfig({
             'test/production/**',
             'test/web/**',
             'test/bench/**',
+            'test/interop/**',
           ],
           provide: { dialect: 'sqlite' },
         },
@@ -95,6 +98,18 @@ export default defineConfig({
               test: {
                 name: 'bench',
                 include: ['test/bench/**/*.test.ts'],
+                provide: { dialect: 'sqlite' as const },
+              },
+            },
+          ]
+        : []),
+      ...(withPandas
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'interop',
+                include: ['test/interop/**/*.test.ts'],
                 provide: { dialect: 'sqlite' as const },
               },
             },

@@ -195,15 +195,21 @@ export function renderReport(results: Results): { text: string; met: number; tar
 }
 
 /** Replaces the generated section of `file` (between the markers), or appends it. */
-export function writeReport(file: string, section: string): void {
+/** Puts `section` between the markers in `file` (the API benchmark's, or those given). */
+export function writeReport(
+  file: string,
+  section: string,
+  markers: { start: string; end: string } = { start: REPORT_START, end: REPORT_END },
+): void {
+  const { start, end } = markers;
   const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-  const from = current.indexOf(REPORT_START.slice(0, 20));
-  const to = current.indexOf(REPORT_END);
-  const block = `${REPORT_START}\n${section}\n${REPORT_END}`;
+  const from = current.indexOf(start.slice(0, 20));
+  const to = current.indexOf(end);
+  const block = `${start}\n${section}\n${end}`;
   writeFileSync(
     file,
     from >= 0 && to > from
-      ? `${current.slice(0, from)}${block}${current.slice(to + REPORT_END.length)}`
+      ? `${current.slice(0, from)}${block}${current.slice(to + end.length)}`
       : `${current.trimEnd()}\n\n${block}\n`,
   );
 }

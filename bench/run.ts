@@ -5,6 +5,7 @@
 //   npm run bench -- --seconds 2 --rounds 1        # a quick look
 //   npm run bench -- --only sqlite                 # one database (sqlite | postgres)
 //   npm run bench -- --report FILE                 # saved results rendered again, measuring nothing
+//   npm run bench -- --only-bulk [--bulk-employees N]  # only the bulk download (bench/bulk.ts)
 //   npm run bench -- --help
 //
 // What a user gets, measured through the command line, HTTP and /proc only. For each
@@ -34,7 +35,9 @@
 // 6. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; every server stopped by
 //    PID (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
-// between its api-bench markers (bench/report.ts).
+// between its api-bench markers (bench/report.ts). Then the bulk download benchmark
+// (bench/bulk.ts: a cycle of --bulk-employees, 1,000,000 by default, read whole by curl),
+// written between its own markers; --only-bulk runs only that, --skip-bulk leaves it out.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -44,6 +47,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
+import { benchBulk } from './bulk.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION } from './data.js';
 import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 import {
@@ -76,6 +80,9 @@ const { values: args } = parseFlags({
     only: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'docs', 'benchmarks.md') },
     report: { type: 'string' },
+    'only-bulk': { type: 'boolean', default: false },
+    'skip-bulk': { type: 'boolean', default: false },
+    'bulk-employees': { type: 'string', default: '1000000' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -88,6 +95,7 @@ if (args.help) {
 const SECONDS = wholeNumberFlag('seconds', args.seconds, 1);
 const ROUNDS = wholeNumberFlag('rounds', args.rounds, 1);
 const WARM_UP = wholeNumberFlag('warm-up', args['warm-up'], 0);
+const BULK_EMPLOYEES = wholeNumberFlag('bulk-employees', args['bulk-employees'], 1);
 const DATABASES =
   args.only === undefined
     ? (['sqlite', 'postgres'] as const)
@@ -433,6 +441,18 @@ async function main() {
     process.stdout.write(`${render(saved, args.out)}\n`);
     return;
   }
+  const bulk = () =>
+    benchBulk({
+      employees: BULK_EMPLOYEES,
+      rounds: ROUNDS,
+      databases: DATABASES,
+      out: args.out,
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    });
+  if (args['only-bulk']) {
+    process.stdout.write(`${await bulk()}\n`);
+    return;
+  }
   await requireWrk();
   const code = codeMeasured();
   const began = performance.now();
@@ -474,6 +494,7 @@ async function main() {
   writeFileSync(saved, JSON.stringify(results, null, 2));
   log(`results in ${saved}; npm run bench -- --report ${saved} renders them again`);
   process.stdout.write(`${render(results, args.out)}\n`);
+  if (!args['skip-bulk']) process.stdout.write(`${await bulk()}\n`);
 }
 
 await main();

@@ -23,6 +23,48 @@ export const EMPLOYEE_COLUMNS = [
   'eligibilityStatus',
 ];
 
+/** An employee as the export flattens it (the API's form, or the client's type of it). */
+export interface FlattenableEmployee {
+  id: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  preferredName: string | null;
+  currencyCode: { code?: string; value?: string };
+  eligibilityStatus: string;
+  columns: Record<string, { name: string; type: string; value?: unknown }>;
+}
+
+/** An employee's fields under the names of the export's header. */
+export function flatEmployee(employee: FlattenableEmployee): Record<string, unknown> {
+  return {
+    id: employee.id,
+    email: employee.email,
+    firstName: employee.firstName,
+    lastName: employee.lastName,
+    preferredName: employee.preferredName,
+    'currencyCode.code': employee.currencyCode.code,
+    'currencyCode.value': employee.currencyCode.value,
+    eligibilityStatus: employee.eligibilityStatus,
+    ...flattenColumns(employee.columns),
+  };
+}
+
+/**
+ * A flattened employee's CSV line under `header` (`known`: its names as a set), whose
+ * last column, columns.other, holds as JSON whatever the header has no column for.
+ */
+export function employeeCsvRow(
+  header: readonly string[],
+  known: ReadonlySet<string>,
+  row: Record<string, unknown>,
+): string {
+  const values = header.map((name) => row[name]);
+  const others = Object.fromEntries(Object.entries(row).filter(([name]) => !known.has(name)));
+  values[values.length - 1] = Object.keys(others).length > 0 ? others : undefined;
+  return csvRow(values);
+}
+
 /**
  * One field, quoted when it has to be. null and undefined are empty fields; the empty
  * string is a quoted empty field (""), so that a reader can tell the two apart.

@@ -62,6 +62,7 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': 'global',
       '/v1/compensationPlanning/meritCycles/{id}/columns': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': 'global',
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk': 'global',
       '/v1/compensationPlanning/meritCycles/delta': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': 'global',
     });
@@ -91,6 +92,7 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{id}/columns': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': ['200', ...cycle],
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/delta': ['200', ...delta],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': [
         '200',

@@ -204,6 +204,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download every employee of a merit cycle in one response
+         * @description The whole cycle as NDJSON or CSV, from one consistent snapshot: an import committing meanwhile is wholly in it or wholly absent. Streamed (chunked), gzip or br when accepted; no Content-Length. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). One request of the quota, and one download per key at a time: a second one meanwhile gets 429 with Retry-After. The ETag changes when the cycle's employees do: If-None-Match answers 304 without reading them.
+         */
+        get: operations["bulkMeritCycleEmployees"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "meritCycle.created": {
@@ -2304,6 +2324,126 @@ export interface operations {
                      *       ]
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    bulkMeritCycleEmployees: {
+        parameters: {
+            query?: {
+                /** @description `ndjson` (one employee a line, as the list serves it) or `csv` (the export layout). */
+                format?: "ndjson" | "csv";
+                /** @description CSV: `false` leaves out the UTF-8 byte order mark. */
+                bom?: "true" | "false";
+            };
+            header?: {
+                /** @description The ETag of a body you hold: while it is still the body, the answer is 304 without one, and the request does not count against the quota. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description `mc_` followed by a lowercase UUID. */
+                meritCycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NDJSON: one employee a line (the object the list serves), each line ended by \n. CSV: a header line, then one employee a row (RFC 4180, CRLF). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["MeritCycleEmployee"];
+                    "text/csv": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not visible to this key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Invalid query parameters, listed in validationErrors. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
