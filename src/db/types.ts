@@ -89,6 +89,14 @@ export interface MeritCycleEmployeesTable {
   change_seq: ChangeStamp;
 }
 
+/** The column schema of a merit cycle, kept by the import (migration 0012). */
+export interface MeritCycleColumnsTable {
+  merit_cycle_id: string;
+  organization_id: string;
+  /** JSON array of the cycle's columns (src/columns/schema.ts), ordered by key. */
+  columns: string;
+}
+
 /** A merit cycle that was removed, remembered for CHANGE_RETENTION_DAYS (migration 0010). */
 export interface RemovedMeritCyclesTable {
   id: string;
@@ -203,6 +211,7 @@ export interface Database {
   api_keys_revision: ApiKeysRevisionTable;
   merit_cycles: MeritCyclesTable;
   merit_cycle_employees: MeritCycleEmployeesTable;
+  merit_cycle_columns: MeritCycleColumnsTable;
   removed_merit_cycles: RemovedMeritCyclesTable;
   removed_employees: RemovedEmployeesTable;
   server_secrets: ServerSecretsTable;

@@ -17,7 +17,14 @@ import {
   type MeritCycleEmployee,
   type MeritCycleStatus,
 } from '@compplan/client';
-import { csvRow, EMPLOYEE_COLUMNS, flattenColumns, OTHER_COLUMNS, orderColumns } from './csv.js';
+import {
+  columnsHeader,
+  csvRow,
+  EMPLOYEE_COLUMNS,
+  flattenColumns,
+  OTHER_COLUMNS,
+  orderColumns,
+} from './csv.js';
 
 export const EXPORT_KINDS = ['merit-cycles', 'employees', 'exchange-rates'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -77,7 +84,7 @@ interface ExportState {
   pages: number;
   /** Where the next page starts; undefined before the first page. */
   nextCursor: string | null | undefined;
-  /** The CSV header, fixed by the first page. */
+  /** The CSV header, fixed with the first page. */
   header: string[] | undefined;
 }
 
@@ -145,8 +152,12 @@ async function* pagesOf(
   }
 }
 
-/** The text of one page in the chosen format; the CSV header is fixed by the first page. */
-function render(state: ExportState, items: readonly unknown[]): string {
+/**
+ * The text of one page in the chosen format. The CSV header is fixed with the first page:
+ * for employees from the cycle's column schema (`columns`: every column of the cycle, even
+ * one that no employee of the first page has), else from the first page's rows.
+ */
+function render(state: ExportState, items: readonly unknown[], columns?: string[]): string {
   const { format, kind } = state.request;
   if (format === 'ndjson') return items.map((item) => `${JSON.stringify(item)}\n`).join('');
   if (format === 'json') {
@@ -175,7 +186,7 @@ function render(state: ExportState, items: readonly unknown[]): string {
     state.header = [
       ...base,
       ...(state.request.delta ? [REMOVED_COLUMN] : []),
-      ...orderColumns(seen),
+      ...(columns ?? orderColumns(seen)),
     ];
     if (kind === 'employees') state.header.push(OTHER_COLUMNS);
     text += `${state.request.bom ? '\uFEFF' : ''}${csvRow(state.header)}`;
@@ -355,6 +366,14 @@ export async function runExport(
     options.onProgress?.({ rows: state.rows, pages: state.pages, done });
   report(false);
   if (state.nextCursor !== null) {
+    // A new CSV of employees takes its header from the cycle's column schema.
+    const columns =
+      request.format === 'csv' && request.kind === 'employees' && !state.header
+        ? columnsHeader(
+            (await client.meritCycles.columns(request.cycle ?? '', { signal: options.signal }))
+              .data,
+          )
+        : undefined;
     const remaining = request.max === undefined ? undefined : Math.max(0, request.max - state.rows);
     if (remaining !== 0) {
       for await (const page of pagesOf(
@@ -366,7 +385,7 @@ export async function runExport(
         options.deltaToken,
       )) {
         if (page.deltaToken) deltaToken = page.deltaToken;
-        const text = render(state, page.data);
+        const text = render(state, page.data, columns);
         state.rows += page.data.length;
         state.pages += 1;
         state.nextCursor = page.nextCursor;

@@ -18,6 +18,7 @@ import { newId } from '../ids.js';
 import { storedBodySql } from '../modules/employees/stored-body.js';
 import { findOrganizationBySlug, saveOrganization } from '../modules/organizations/repository.js';
 import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
+import { keepColumnSchema } from './columns.js';
 import { ImportError, type Path } from './errors.js';
 import type { CycleState } from './intake.js';
 import type { ImportMeritCycleRecord, ImportRoot } from './schema.js';
@@ -84,6 +85,8 @@ export async function merge(
       isNew: outcome === 'created',
       prune: options.prune === true,
     });
+    const wholeCycle = outcome === 'created' || options.prune === true;
+    await keepColumnSchema(trx, organizationId, id, state, at, wholeCycle);
     for (const key of ['created', 'updated', 'unchanged', 'removed'] as const) {
       summary.employees[key] += counts[key];
     }

@@ -263,7 +263,8 @@ describe('compplan export', () => {
     });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(
-      /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/employees: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY\)\n$/,
+      // A CSV of employees first reads the cycle's column schema, for its header.
+      /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/columns: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY\)\n$/,
     );
     const unknown = await cli(['employees', '--cycle', 'mc_00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);

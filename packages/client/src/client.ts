@@ -7,6 +7,8 @@ type Schemas = components['schemas'];
 export type MeritCycle = Schemas['MeritCycle'];
 export type MeritCycleEmployee = Schemas['MeritCycleEmployee'];
 export type ExchangeRates = Schemas['ExchangeRates'];
+export type MeritCycleColumn = Schemas['MeritCycleColumn'];
+export type MeritCycleColumns = Schemas['MeritCycleColumns'];
 export type Pong = Schemas['Pong'];
 export type MeritCycleStatus = MeritCycle['status'];
 /** In a delta: an item removed since the deltaToken. */
@@ -229,6 +231,19 @@ export class CompplanClient {
       (
         await this.transport.get<ExchangeRates>(
           `${MERIT_CYCLES}/${segment(id)}/exchangeRates`,
+          {},
+          options,
+        )
+      ).body,
+
+    /**
+     * The merit cycle's column schema: each column key with its name and type (and a
+     * composite's parts), ordered by key; without the columns this key hides.
+     */
+    columns: async (id: string, options: RequestOptions = {}): Promise<MeritCycleColumns> =>
+      (
+        await this.transport.get<MeritCycleColumns>(
+          `${MERIT_CYCLES}/${segment(id)}/columns`,
           {},
           options,
         )

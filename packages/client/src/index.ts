@@ -11,6 +11,8 @@ export {
   List,
   type ListOptions,
   type MeritCycle,
+  type MeritCycleColumn,
+  type MeritCycleColumns,
   type MeritCycleEmployee,
   type MeritCycleFilters,
   type MeritCycleStatus,

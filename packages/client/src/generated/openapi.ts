@@ -124,6 +124,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/compensationPlanning/meritCycles/{id}/columns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the column schema of a merit cycle
+         * @description Every column key the merit cycle's employees carry, with its one display name and type, ordered by key; for a composite column the parts seen. Kept up to date by each import. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404).
+         */
+        get: operations["getMeritCycleColumns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/compensationPlanning/meritCycles/{meritCycleId}/employees": {
         parameters: {
             query?: never;
@@ -352,12 +372,82 @@ export interface components {
                 [key: string]: number;
             };
         };
+        MeritCycleColumn: {
+            /** @description The column key, as in each employee's `columns`. */
+            key: string;
+            /** @description Display name of the column. */
+            name: string;
+            /** @description `text`, `number`, `date`, `boolean`, `currency` or `composite`; any other type carries any JSON value. */
+            type: string;
+            /** @description A composite column's parts seen in the cycle, by key; null for other types. */
+            parts: {
+                key: string;
+                /**
+                 * @description `currency` for a currency object; for strings `number` (every value a decimal), `date` (every value a date) or `text`.
+                 * @enum {string}
+                 */
+                type: "text" | "number" | "date" | "currency";
+            }[] | null;
+        };
+        MeritCycleColumns: {
+            /** @description Ordered by key (code point). */
+            data: components["schemas"]["MeritCycleColumn"][];
+            /** @description Always null: the columns of a merit cycle are one page. */
+            nextCursor: null;
+        };
         Column: {
             /** @description Display name of the column. */
             name: string;
-            /** @description `text`, `composite`, or another type with any JSON value. */
+            /** @constant */
+            type: "text";
+            /** @description A string. null when empty. */
+            value: string | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "number";
+            /** @description A decimal written as a string, e.g. `"0.97"`. null when empty. */
+            value: string | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "date";
+            /** @description A calendar date, YYYY-MM-DD. null when empty. */
+            value: string | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "boolean";
+            /** @description `true` or `false`. null when empty. */
+            value: boolean | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "currency";
+            /** @description An amount in the merit cycle's currency. null when empty. */
+            value: {
+                [key: string]: string;
+            } | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "composite";
+            /** @description Named parts (e.g. fullName, jobLevel, jobTitle), each a string (text, a decimal or a date) or a currency object. null when empty. */
+            value: {
+                [key: string]: string | {
+                    [key: string]: string;
+                };
+            } | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @description Any other type: its value is any JSON value, served as loaded. */
             type: string;
-            /** @description For `text` a string; for `composite` an object of named text parts (fullName, jobLevel, jobTitle, …). */
             value: unknown;
         };
         MeritCycleEmployee: {
@@ -1372,6 +1462,120 @@ export interface operations {
                      *       ]
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getMeritCycleColumns: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a body you hold: while it is still the body, the answer is 304 without one, and the request does not count against the quota. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description `mc_` followed by a lowercase UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeritCycleColumns"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not visible to this key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Invalid query parameters, listed in validationErrors. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
