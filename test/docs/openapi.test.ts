@@ -32,13 +32,14 @@ describe('the OpenAPI document', () => {
     expect(await response.json()).toEqual(JSON.parse(committed()));
   });
 
-  it('is OpenAPI 3.1 with the x-api-key scheme on every API operation and none on the health checks', () => {
+  it('is OpenAPI 3.1 with the x-api-key and Basic schemes, either one, on every API operation and none on the health checks', () => {
     const document = JSON.parse(committed());
     expect(document.openapi).toBe('3.1.0');
     expect(document.components.securitySchemes).toEqual({
       ApiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
+      BasicWithApiKey: expect.objectContaining({ type: 'http', scheme: 'basic' }),
     });
-    expect(document.security).toEqual([{ ApiKey: [] }]);
+    expect(document.security).toEqual([{ ApiKey: [] }, { BasicWithApiKey: [] }]);
     const security = Object.fromEntries(
       Object.entries(document.paths).map(([path, item]) => [
         path,
@@ -52,6 +53,7 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles': 'global',
       '/v1/compensationPlanning/meritCycles/{id}': 'global',
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': 'global',
+      '/v1/compensationPlanning/meritCycles/{id}/columns': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': 'global',
       '/v1/compensationPlanning/meritCycles/delta': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': 'global',
@@ -79,6 +81,7 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles': ['200', ...api],
       '/v1/compensationPlanning/meritCycles/{id}': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': ['200', ...cycle],
+      '/v1/compensationPlanning/meritCycles/{id}/columns': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/delta': ['200', ...delta],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': [
