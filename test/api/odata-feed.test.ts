@@ -481,3 +481,64 @@ describe('the OData feed on a cycle of more than one page', () => {
 
 const get = (server: TestServer, key: string, path: string, headers: Record<string, string>) =>
   feed(server, path, { key, headers });
+
+describe('an OData walk while an import changes the data', () => {
+  let server: TestServer;
+  let key: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [feedDataSet()] });
+    key = await server.createKey(FEEDCO);
+  });
+  afterAll(() => server.close());
+
+  it('sees every employee that existed unchanged for the whole walk exactly once', async () => {
+    const before = ALL_EMPLOYEES.map(({ employee }) => employee.id as string);
+    const seen: string[] = [];
+    let url: string | undefined = `${server.url}${FEED}/Employees?$select=id`;
+    let page = 0;
+    while (url) {
+      const response = await fetch(url, {
+        headers: { 'x-api-key': key, prefer: 'odata.maxpagesize=2' },
+      });
+      const body = (await response.json()) as {
+        value: { id: string }[];
+        '@odata.nextLink'?: string;
+      };
+      seen.push(...body.value.map((e) => e.id));
+      url = body['@odata.nextLink'];
+      if (++page === 2) {
+        // Between pages: employees added before and after the walk's position, and one
+        // moved behind it by a new last name.
+        const changed = feedDataSet();
+        const cycle = changed.meritCycles[0] as (typeof changed.meritCycles)[number];
+        const employees = cycle.employees ?? [];
+        const template = employees[0] as (typeof employees)[number];
+        employees.push(
+          {
+            ...template,
+            id: 'mce_60000000-0000-4000-8000-200000000001',
+            email: 'a@x.example',
+            lastName: 'Aaa',
+          },
+          {
+            ...template,
+            id: 'mce_60000000-0000-4000-8000-200000000002',
+            email: 'z@x.example',
+            lastName: 'Zzz',
+          },
+        );
+        const moved = employees.find((e) => e.id === USD_IDS[6]) as (typeof employees)[number];
+        moved.lastName = 'Aardvark';
+        await server.load(changed);
+      }
+    }
+    const unchanged = before.filter((id) => id !== USD_IDS[6]);
+    for (const id of unchanged)
+      expect(
+        seen.filter((s) => s === id),
+        id,
+      ).toHaveLength(1);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+});
