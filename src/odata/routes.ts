@@ -46,6 +46,17 @@ function checkMaxVersion(request: FastifyRequest): void {
   }
 }
 
+/**
+ * $metadata's format without $format: CSDL XML, the one every OData 4.0 client reads,
+ * unless the Accept header takes JSON and not XML (`Accept: application/json`).
+ */
+function metadataFormat(request: FastifyRequest): 'json' | 'xml' {
+  const negotiator = new Negotiator(request.raw);
+  const json = negotiator.mediaType(['application/json']) !== undefined;
+  const xml = negotiator.mediaType(['application/xml']) !== undefined;
+  return json && !xml ? 'json' : 'xml';
+}
+
 /** The page size a `Prefer: odata.maxpagesize=N` asks for, when it asks for one we honour. */
 function preferredPageSize(request: FastifyRequest): number | undefined {
   const header = request.headers.prefer;
@@ -108,12 +119,7 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     if (resource.kind === 'metadata') {
       const options = parseQueryOptions(given, null);
       const model = await modelFor(scope, 'all');
-      const format =
-        options.format ??
-        (new Negotiator(request.raw).mediaType(['application/xml', 'application/json']) ===
-        'application/json'
-          ? 'json'
-          : 'xml');
+      const format = options.format ?? metadataFormat(request);
       if (format === 'json') {
         return reply.type(JSON_TYPE).send(JSON.stringify(metadataJson(model)));
       }
