@@ -62,14 +62,22 @@ describe('the OData feed read by clients nobody here wrote', () => {
       credential: { username: 'powerbi', password: full },
       commonHeaders: { prefer: 'odata.maxpagesize=3' },
     });
-    const service = (await client.requestUri(serviceEndpoint)) as { value: { url: string }[] };
+    // A URL of the service through the client's own requests (its newRequest resolves a
+    // path against the service endpoint): the service document, $metadata, each nextLink.
+    const request = (url: string) => {
+      expect(url.startsWith(serviceEndpoint)).toBe(true);
+      return client.newRequest({
+        collection: url.slice(serviceEndpoint.length),
+      }) as Promise<unknown>;
+    };
+    const service = (await request(serviceEndpoint)) as { value: { url: string }[] };
     expect(service.value.map((set) => set.url)).toEqual([
       'MeritCycles',
       'Employees',
       'ExchangeRates',
     ]);
     // The client asks for JSON (Accept: application/json): it gets CSDL JSON.
-    const metadata = (await client.requestUri(`${serviceEndpoint}$metadata`)) as {
+    const metadata = (await request(`${serviceEndpoint}$metadata`)) as {
       Compplan: { Employee: Record<string, { $Type?: string }> };
     };
     expect(metadata.Compplan.Employee.basePay?.$Type).toBe('Edm.Decimal');
@@ -83,7 +91,7 @@ describe('the OData feed read by clients nobody here wrote', () => {
       let pages = 1;
       entities.push(...page.value);
       while (page['@odata.nextLink']) {
-        page = (await client.requestUri(page['@odata.nextLink'])) as typeof page;
+        page = (await request(page['@odata.nextLink'])) as typeof page;
         entities.push(...page.value);
         pages++;
       }
