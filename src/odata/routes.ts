@@ -110,7 +110,9 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     const root = `${request.protocol}://${request.host}${FEED_ROOT}/`;
 
     if (resource.kind === 'service') {
-      parseQueryOptions(given, null);
+      if (parseQueryOptions(given, null).format === 'xml') {
+        throw new ApiError(406, '$format=xml is served for $metadata only');
+      }
       const value = ENTITY_SETS.map((name) => ({ name, kind: 'EntitySet', url: name }));
       return reply
         .type(JSON_TYPE)

@@ -545,6 +545,8 @@ export const API_DESCRIPTION = `Read-only programmatic access to compensation pl
 
 **Authentication.** Every endpoint except the health checks needs an API key: in the \`x-api-key\` header, or as the password of HTTP Basic authentication with any user name (what BI tools offer). Never in the URL. A missing or invalid key gets 401 with \`WWW-Authenticate: Basic realm="compplan"\`.
 
+**BI tools.** Excel, Power BI and Tableau connect without code to the OData v4 feed at \`/odata/v4/\` (Basic authentication: any user name, the key as password): merit cycles, employees with every column as a typed column, and exchange rates, paged by the server (docs/bi-tools.md, docs/odata.md).
+
 **Pagination.** Lists answer \`{ "data": [...], "nextCursor": "…" | null }\`. Pass \`nextCursor\` back unchanged (with \`limit\` if wanted) until it is null. \`limit\` is 1–100, default 25.
 
 **Delta sync.** \`/meritCycles/delta\` and \`/meritCycles/{meritCycleId}/employees/delta\` page like lists, with a \`deltaToken\` on the last page: pass it back later to get only what was created, changed or removed since (removed items as \`{ "id", "removed": true }\`). A token older than the retention of removals (30 days by default) gets 410: sync in full again.
@@ -577,6 +579,11 @@ export default fp(
               'What changed since the last sync: a full walk once, then only changes (docs/delta-sync.md).',
           },
           { name: 'Operations', description: 'Health checks for load balancers; no key.' },
+          {
+            name: 'OData feed',
+            description:
+              'The same data as an OData v4 feed at `/odata/v4/` for BI tools (Excel, Power BI, Tableau): the service document, `$metadata` (CSDL XML or JSON), the entity sets `MeritCycles`, `Employees` (every column as a typed property) and `ExchangeRates`, `$select`, `$filter`, `$top`, `$skip`, `$count`, `$orderby` and server-driven paging. Its resources are described by its own `$metadata` rather than here, and its errors use the OData error body `{ "error": { "code", "message" } }`. The key goes in `x-api-key` or as the Basic password. Connecting each tool: docs/bi-tools.md; the feed: docs/odata.md.',
+          },
           WEBHOOKS_TAG,
         ],
         // Either scheme: a list of two requirements, each enough alone.

@@ -392,8 +392,13 @@ describe('the OData feed', () => {
       expect(response.json.error.message, path).toMatch(message);
       expect(response.text).not.toContain('mce_');
     }
-    const format = await get('/Employees?$format=atom');
-    expect(format.status).toBe(406);
+    for (const path of ['/Employees?$format=atom', '/Employees?$format=xml', '/?$format=xml']) {
+      const format = await get(path);
+      expect(format.status, path).toBe(406);
+      expect(format.json.error.code).toBe('406');
+    }
+    const xml = await get('/$metadata?$format=xml', { accept: 'application/json' });
+    expect(xml.headers.get('content-type')).toBe('application/xml; charset=utf-8');
   });
 
   it('answers 404 in the OData form for an unknown resource, a cycle or employee nobody has', async () => {
