@@ -28,7 +28,10 @@
 // 5. wrk -t1 -c32 per scenario: compplan after --warm-up seconds of unmeasured load, then
 //    --rounds rounds of --seconds seconds, compplan and the ceiling alternated. Any answer
 //    that is not 2xx fails the scenario.
-// 6. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; both servers stopped by
+// 6. Full reads of the deep cycle, one client reading every page, through REST (every
+//    nextCursor) and through the OData feed (every @odata.nextLink), --rounds each,
+//    alternated (bench/full-read.ts).
+// 7. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; both servers stopped by
 //    PID (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
 // between its api-bench markers (bench/report.ts).
@@ -42,6 +45,7 @@ import pg from 'pg';
 import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION } from './data.js';
+import { fullReads } from './full-read.js';
 import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 import {
   type DatabaseName,
@@ -379,7 +383,21 @@ async function benchDatabase(
       }
       scenarios.push(result);
     }
-    return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk, delta };
+    log(`${database}: full reads of the deep cycle, REST and the OData feed`);
+    const reads = await fullReads(base, key, DEEP_CYCLE, ROUNDS);
+    for (const read of reads) {
+      log(
+        `${database} full read through ${read.api}: ${read.employees} employees in ${read.pages} pages, ${read.seconds.toFixed(2)} s`,
+      );
+    }
+    return {
+      database,
+      scenarios,
+      peakRssKiB: peakRssKiB(server.pid),
+      walk,
+      delta,
+      fullReads: reads,
+    };
   } finally {
     if (ceiling) await stopProcess(ceiling);
     await stopProcess(server);
