@@ -71,25 +71,34 @@ function nativeJson(property: Property, value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The entity of a row as JSON text, with the properties `selected` (all when null). */
-export function entityJson(type: EntityType, row: Row, selected: readonly Property[]): string {
+/** A selected property and the text its value follows in an entity (`"name":`). */
+export interface Selected {
+  property: Property;
+  label: string;
+}
+
+/** The entity of a row as JSON text, with the properties `selected`. */
+export function entityJson(type: EntityType, row: Row, selected: readonly Selected[]): string {
   const { natives, employee } = nativesOf(type.set, row);
-  const parts: string[] = [];
-  for (const property of selected) {
+  const columns = employee?.columns ?? {};
+  let json = '{';
+  for (let index = 0; index < selected.length; index++) {
+    const { property, label } = selected[index] as Selected;
     const value =
       property.kind === 'native'
         ? nativeJson(property, natives[property.name])
-        : columnValueJson(property, employee?.columns ?? {});
-    parts.push(`${JSON.stringify(property.name)}:${value}`);
+        : columnValueJson(property, columns);
+    json += index === 0 ? `${label}${value}` : `,${label}${value}`;
   }
-  return `{${parts.join(',')}}`;
+  return `${json}}`;
 }
 
 /** The model's properties that $select names, in the model's order (all when null). */
-export function selectedProperties(type: EntityType, select: readonly string[] | null): Property[] {
-  if (select === null) return [...type.properties];
-  const names = new Set(select);
-  return type.properties.filter((property) => names.has(property.name));
+export function selectedProperties(type: EntityType, select: readonly string[] | null): Selected[] {
+  const names = select === null ? null : new Set(select);
+  return type.properties
+    .filter((property) => names === null || names.has(property.name))
+    .map((property) => ({ property, label: `${JSON.stringify(property.name)}:` }));
 }
 
 /** The sort key values of a row, as the skip token carries them. */
