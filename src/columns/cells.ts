@@ -9,10 +9,7 @@
 //   any other type       the value as JSON                        {"a":1} · "a string"
 // null is an empty cell; the empty string is a quoted empty cell (""), as PostgreSQL's CSV
 // writes them, so that both survive the round trip.
-import type { PartType } from './types.js';
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { isPlainObject, type PartType } from './types.js';
 
 /** The amount of a currency object `{ "USD": "1.00" }`; undefined for any other value. */
 function amountOf(value: unknown): string | undefined {

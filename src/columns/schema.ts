@@ -3,6 +3,7 @@
 // seen with their types. The import notes the columns of every employee as it takes them
 // (noteColumns: a key with two names or types in one cycle is refused there), and keeps
 // the result with the cycle (repository.ts), so that reading it never scans employees.
+import { byCodePoint } from './order.js';
 import { type PartType, partTypeOf, widerPartType } from './types.js';
 
 export interface ColumnPart {
@@ -17,18 +18,6 @@ export interface ColumnDescription {
   type: string;
   /** For a composite column the parts seen, by key; null for every other type. */
   parts: ColumnPart[] | null;
-}
-
-/** Strings by code point, as the databases order them (UTF-16 order differs above U+FFFF). */
-export function byCodePoint(a: string, b: string): number {
-  const length = Math.min(a.length, b.length);
-  for (let index = 0; index < length; index++) {
-    const x = a.codePointAt(index) as number;
-    const y = b.codePointAt(index) as number;
-    if (x !== y) return x - y;
-    if (x > 0xffff) index++;
-  }
-  return a.length - b.length;
 }
 
 /** A column as an employee carries it (already checked by the import's schema). */

@@ -3,6 +3,7 @@
 // column schema describes (schema.ts) and CSV writes and reads (cells.ts). Any other type
 // is open: its value is any JSON value, kept as loaded.
 import { isCurrencyCode } from '../currency/iso4217.js';
+import { inKeyOrder, isInKeyOrder } from './order.js';
 
 export const COLUMN_TYPES = ['text', 'number', 'date', 'boolean', 'currency', 'composite'] as const;
 export type KnownColumnType = (typeof COLUMN_TYPES)[number];
@@ -61,7 +62,8 @@ export interface ValueIssue {
 /** A value as it is stored (JSON numbers as decimal strings), or what is wrong with it. */
 export type Checked = { ok: true; value: unknown } | { ok: false; issues: ValueIssue[] };
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object (not an array, not null). */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const wrong = (message: string, path: ValueIssue['path'] = []): Checked => ({
@@ -135,15 +137,16 @@ function checkComposite(value: Record<string, unknown>, currency: string | undef
     return [part, checked.value] as const;
   });
   if (issues.length > 0) return { ok: false, issues };
-  // Object.fromEntries makes own properties: a part named `__proto__` stays a part.
-  return { ok: true, value: changed ? Object.fromEntries(parts) : value };
+  // Stored with its parts in key order (order.ts).
+  const ordered = isInKeyOrder(parts.map(([part]) => part));
+  return { ok: true, value: changed || !ordered ? inKeyOrder(parts) : value };
 }
 
 /**
  * A column's value checked against its type; `currency` is the merit cycle's. `null` is
  * every column's empty value. A JSON number given for a `number` or a currency amount is
- * stored as its decimal string; anything else is kept exactly as given (the same object,
- * when nothing changed).
+ * stored as its decimal string, and a composite value's parts in key order (order.ts);
+ * anything else is kept exactly as given (the same object, when nothing changed).
  */
 export function checkColumnValue(type: string, value: unknown, currency?: string): Checked {
   if (value === null || !isKnownColumnType(type)) return { ok: true, value };

@@ -6,6 +6,7 @@
 // writes it for its type.
 import { cellOf, partCellOf, partOfCell, valueOfCell } from '../columns/cells.js';
 import type { ColumnDescription } from '../columns/schema.js';
+import { isPlainObject } from '../columns/types.js';
 
 /** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
 export const OTHER_COLUMNS = 'columns.other';
@@ -41,9 +42,6 @@ export function csvField(value: unknown): string {
 export function csvRow(values: readonly unknown[]): string {
   return `${values.map(csvField).join(',')}\r\n`;
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * An employee's columns flattened to cells (columns/cells.ts): a composite column gives

@@ -4,6 +4,7 @@
 // Employee; intake.ts); records that repeat others are found with SQL at the end
 // (repeats.ts).
 import { z } from 'zod';
+import { inKeyOrder, isInKeyOrder } from '../columns/order.js';
 import { checkColumnValue } from '../columns/types.js';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
@@ -139,7 +140,7 @@ type ColumnsShape = z.output<typeof ColumnsShape>;
  * value against its type, but kept as the very objects that were parsed: zod rebuilds
  * objects by assignment, which would turn a key such as "__proto__" into a prototype and
  * lose it. Only a value the type rules store otherwise (a JSON number as a decimal string)
- * is put into a copy of its column.
+ * is put into a copy of its column, and columns given out of key order into a new object.
  */
 const columnsIn = (currency: string | undefined) =>
   z.unknown().transform((value, ctx) => {
@@ -174,8 +175,9 @@ const columnsIn = (currency: string | undefined) =>
       changed = true;
       return [key, { ...column, value: checked.value }] as const;
     });
-    // Object.fromEntries makes own properties: a key `__proto__` stays a column.
-    return changed ? (Object.fromEntries(entries) as ColumnsShape) : columns;
+    // Stored in key order (columns/order.ts): the same columns from any format are the same text.
+    const ordered = isInKeyOrder(entries.map(([key]) => key));
+    return changed || !ordered ? (inKeyOrder(entries) as ColumnsShape) : columns;
   });
 
 const CurrencyCode = z.union(

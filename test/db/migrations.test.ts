@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0012-column-schema', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -80,6 +81,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0012-column-schema',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -228,6 +230,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0012-column-schema', 'Success'],
       ['0011-webhooks', 'Success'],
       ['0010-change-tracking', 'Success'],
       ['0009-least-privilege-keys', 'Success'],
@@ -248,6 +251,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0009-least-privilege-keys',
       '0010-change-tracking',
       '0011-webhooks',
+      '0012-column-schema',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -279,6 +283,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0012-column-schema', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -293,6 +298,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0012-column-schema',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -309,6 +315,89 @@ describe('migration 0009 down and up again, with keys in use', () => {
       }
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('migration 0012: the column schema of cycles stored before it', () => {
+  it("builds each cycle's schema from its employees' stored columns (a key with two types: the more frequent), leaving every employee as it was", async () => {
+    const database = await createTestDatabase();
+    const cycles = acmeDataSet().meritCycles.map((cycle) => cycle.id ?? '');
+    /** Every cycle's columns as a new server serves them (nothing kept from before). */
+    const served = async () => {
+      const server = await startTestServer({ database: database.config });
+      try {
+        const key = await server.createKey(ACME, 'columns');
+        const columns: Record<string, { key: string }[]> = {};
+        for (const cycle of cycles) {
+          const response = await server.request(
+            `/v1/compensationPlanning/meritCycles/${cycle}/columns`,
+            { key },
+          );
+          expect(response.status).toBe(200);
+          columns[cycle] = ((await response.json()) as { data: { key: string }[] }).data;
+        }
+        return columns;
+      } finally {
+        await server.close();
+      }
+    };
+    try {
+      const server = await startTestServer({
+        database: database.config,
+        dataSets: [acmeDataSet(), globexDataSet()],
+      });
+      let employeesBefore: unknown[] | undefined;
+      try {
+        const { db } = server.database;
+        const down = await migratorOf(server.database).migrateTo('0011-webhooks');
+        expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+          ['0012-column-schema', 'Down', 'Success'],
+        ]);
+        // Data loaded before the import checked types: `tenure` is text for two employees
+        // of the 2025 cycle and a number for one; a composite with a currency part.
+        const legacy = (name: string, columns: string) =>
+          sql`update merit_cycle_employees
+                 set body = replace(body, '"columns":{', ${`"columns":{${columns},`})
+               where first_name = ${name} and merit_cycle_id = ${CYCLE.annual2025}`.execute(db);
+        await legacy('Ada', '"tenure":{"name":"Tenure (years)","type":"text","value":12}');
+        await legacy(
+          'Alan',
+          '"tenure":{"name":"Tenure (years)","type":"text","value":"long"},"pay":{"name":"Pay","type":"composite","value":{"base":{"USD":"1"},"note":"x"}}',
+        );
+        employeesBefore = (await dumpTables(db)).merit_cycle_employees;
+        expect(await migrateToLatest(server.database)).toEqual(['0012-column-schema']);
+        expect((await dumpTables(db)).merit_cycle_employees).toEqual(employeesBefore);
+      } finally {
+        await server.close();
+      }
+      const columns = await served();
+      const text = (key: string, name: string) => ({ key, name, type: 'text', parts: null });
+      expect(columns[CYCLE.annual2025]).toEqual([
+        text('department', 'Department'),
+        {
+          key: 'employee',
+          name: 'Employee',
+          type: 'composite',
+          parts: ['fullName', 'jobLevel', 'jobTitle'].map((key) => ({ key, type: 'text' })),
+        },
+        { key: 'notes', name: 'Notes', type: 'note', parts: null },
+        {
+          key: 'pay',
+          name: 'Pay',
+          type: 'composite',
+          parts: [
+            { key: 'base', type: 'currency' },
+            { key: 'note', type: 'text' },
+          ],
+        },
+        { key: 'tags', name: 'Tags', type: 'list', parts: null },
+        text('tenure', 'Tenure (years)'),
+      ]);
+      // A cycle without employees has no columns.
+      expect(columns[CYCLE.offset]).toEqual([]);
+    } finally {
+      await database.drop();
     }
   });
 });

@@ -14,7 +14,8 @@
 // checks (a `number` kept as a JSON number): what the API serves does not change under a
 // migration, and no change is announced to delta readers or webhooks for it.
 import { type Kysely, sql } from 'kysely';
-import { byCodePoint, type ColumnDescription } from '../../columns/schema.js';
+import { byCodePoint } from '../../columns/order.js';
+import type { ColumnDescription } from '../../columns/schema.js';
 import type { Dialect } from '../connect.js';
 
 interface ColumnRow {
