@@ -3,8 +3,9 @@
 // column of the cycles the key may read (each part of a composite). Built per request from
 // the column schemas the import keeps, so it describes exactly what the key may read: a
 // scoped-out cycle's columns and a hidden column are not in it.
+
+import { byCodePoint } from '../columns/order.js';
 import type { CycleColumns } from '../columns/repository.js';
-import { byCodePoint } from '../columns/schema.js';
 
 export type EdmType =
   | 'Edm.String'

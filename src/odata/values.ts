@@ -3,11 +3,8 @@
 // stored decimal text, digit for digit (no float rounding on the way); a stored value that
 // does not fit its type (loaded before types were checked) reads as null for a decimal,
 // date or boolean property, and as JSON text for a string property.
-import { isCalendarDate, isDecimal } from '../columns/types.js';
+import { isCalendarDate, isDecimal, isPlainObject } from '../columns/types.js';
 import type { ColumnProperty } from './model.js';
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A decimal as JSON number text, exactly as stored; null when it is not one. */
 function decimalJson(value: unknown): string {
