@@ -2,25 +2,15 @@
 // selected properties in the model's order, as JSON text written here, so that a decimal
 // goes out digit for digit as it was stored.
 import { toIso } from '../db/values.js';
+import type { Employee } from '../modules/employees/schema.js';
 import type { EntitySetName, EntityType, Property } from './model.js';
 import type { Row } from './repository.js';
 import { columnValueJson } from './values.js';
 
-interface StoredEmployee {
-  id: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  preferredName: string | null;
-  currencyCode: { code?: string; value?: string };
-  eligibilityStatus: string;
-  columns: Record<string, { value?: unknown } | undefined>;
-}
-
 type Natives = Record<string, unknown>;
 
 /** The native property values of a row, by property name. */
-function nativesOf(set: EntitySetName, row: Row): { natives: Natives; employee?: StoredEmployee } {
+function nativesOf(set: EntitySetName, row: Row): { natives: Natives; employee?: Employee } {
   switch (set) {
     case 'MeritCycles':
       return {
@@ -35,7 +25,7 @@ function nativesOf(set: EntitySetName, row: Row): { natives: Natives; employee?:
         },
       };
     case 'Employees': {
-      const employee = JSON.parse(String(row.body)) as StoredEmployee;
+      const employee = JSON.parse(String(row.body)) as Employee;
       return {
         employee,
         natives: {

@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { OData } from '@odata/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Employee } from '../../src/modules/employees/schema.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { FEED_CYCLE, FEEDCO, feedDataSet } from '../fixtures/feed-data-sets.js';
 import { employeesPath, walkPages } from '../helpers/api-expectations.js';
@@ -101,15 +102,7 @@ describe('the OData feed read by clients nobody here wrote', () => {
     expect(employees.pages).toBe(3);
     const rest: Entity[] = [];
     for (const cycle of Object.values(FEED_CYCLE)) {
-      const walked = await walkPages<{
-        id: string;
-        email: string;
-        firstName: string;
-        lastName: string;
-        preferredName: string | null;
-        currencyCode: { code: string; value: string };
-        eligibilityStatus: string;
-      }>(server, full, employeesPath(cycle), { limit: 100 });
+      const walked = await walkPages<Employee>(server, full, employeesPath(cycle), { limit: 100 });
       rest.push(
         ...walked.items.map((e) => ({
           id: e.id,

@@ -3,6 +3,7 @@
 // API's, the query options (exact results of each filter operator on each kind of
 // property), the refusals (501, 400, 404), server-driven paging and the protocol headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Employee } from '../../src/modules/employees/schema.js';
 import { FEED_CYCLE, FEEDCO, feedDataSet } from '../fixtures/feed-data-sets.js';
 import { employeesPath, walkPages } from '../helpers/api-expectations.js';
 import { FEED, feed, walk } from '../helpers/feed.js';
@@ -105,16 +106,7 @@ describe('the OData feed', () => {
     const { entities } = await walk(server, '/Employees', key);
     expect(ids(entities)).toEqual(ALL_EMPLOYEES.map(({ employee }) => employee.id).sort());
     for (const cycleId of Object.values(FEED_CYCLE)) {
-      const rest = await walkPages<{
-        id: string;
-        email: string;
-        firstName: string;
-        lastName: string;
-        preferredName: string | null;
-        currencyCode: { code: string; value: string };
-        eligibilityStatus: string;
-        columns: Record<string, { value: unknown }>;
-      }>(server, key, employeesPath(cycleId), { limit: 100 });
+      const rest = await walkPages<Employee>(server, key, employeesPath(cycleId), { limit: 100 });
       for (const employee of rest.items) {
         const entity = entities.find((e) => e.id === employee.id) as Entity;
         const columns = employee.columns;
