@@ -109,6 +109,11 @@ describe('least privilege on the OData feed', () => {
         expect(refused.status, path).toBe(404);
         expect(refused.text, path).toBe(missing.text);
         expect(refused.json).toEqual({ error: { code: '404', message: 'Merit cycle not found' } });
+        const head = await fetch(`${server.url}/odata/v4${path}`, {
+          method: 'HEAD',
+          headers: { 'x-api-key': key },
+        });
+        expect(head.status, `HEAD ${path}`).toBe(404);
       }
     }
     // Employees of another organisation, or of a cycle out of scope, by id.
