@@ -29,6 +29,11 @@ export interface Source {
   nativeOrder: readonly SortKey[];
   /** The order by id alone, where the type has an id. */
   idOrder: readonly SortKey[] | null;
+  /**
+   * The first key of the set's own order when every row read shares its value (a cycle's
+   * employees or rates): a position within it is the rest of the key (repository.ts).
+   */
+  fixedColumn?: string;
   expression(property: Property): Sql;
 }
 
@@ -119,6 +124,7 @@ export function sourceOf(
           key('id', 'e.id', 'id'),
         ],
         idOrder: [key('id', 'e.id', 'id')],
+        ...(meritCycleId !== undefined && { fixedColumn: 'e.merit_cycle_id' }),
         expression,
       };
     case 'ExchangeRates': {
@@ -137,6 +143,7 @@ export function sourceOf(
           key('currency', 'r.key', 'currency'),
         ],
         idOrder: null,
+        ...(meritCycleId !== undefined && { fixedColumn: 'm.id' }),
         expression,
       };
     }

@@ -297,6 +297,32 @@ describe('the OData feed', () => {
     expect(walked.entities.map((e) => e.id)).toEqual(
       (await get('/Employees?$select=id')).json.value.map((e: Entity) => e.id),
     );
+    // A cycle's employees in pages of 2, and the whole set in reverse in pages of 3: the
+    // order REST serves, and its reverse.
+    const restOrder = (
+      await walkPages<Employee>(server, key, employeesPath(FEED_CYCLE.usd), { limit: 100 })
+    ).items.map((e) => e.id);
+    const navigation = await walk(
+      server,
+      `/MeritCycles('${FEED_CYCLE.usd}')/Employees?$select=id`,
+      key,
+      {
+        prefer: 'odata.maxpagesize=2',
+      },
+    );
+    expect(navigation.pages).toEqual([2, 2, 2, 1]);
+    expect(navigation.entities.map((e) => e.id)).toEqual(restOrder);
+    const backwards = await walk(server, '/Employees?$select=id&$orderby=meritCycleId desc', key, {
+      prefer: 'odata.maxpagesize=3',
+    });
+    expect(backwards.entities.map((e) => e.id)).toEqual(walked.entities.map((e) => e.id).reverse());
+    const rates = await walk(server, '/ExchangeRates', key, { prefer: 'odata.maxpagesize=1' });
+    expect(rates.entities.map((r) => `${r.meritCycleId}/${r.currency}`)).toEqual([
+      `${FEED_CYCLE.usd}/EUR`,
+      `${FEED_CYCLE.usd}/GBP`,
+      `${FEED_CYCLE.usd}/JPY`,
+      `${FEED_CYCLE.eur}/USD`,
+    ]);
     // $top spans pages: 5 of 8 in pages of 2.
     const topped = await walk(server, "/Employees?$select=id&$top=5&$filter=lastName ne 'x'", key, {
       prefer: 'odata.maxpagesize=2',
