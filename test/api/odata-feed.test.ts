@@ -565,3 +565,31 @@ describe('an OData walk while an import changes the data', () => {
     expect(new Set(seen).size).toBe(seen.length);
   });
 });
+
+describe('the OData feed behind a TLS proxy (TRUST_PROXY)', () => {
+  let server: TestServer;
+  let key: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [feedDataSet()], trustProxy: ['127.0.0.1'] });
+    key = await server.createKey(FEEDCO);
+  });
+  afterAll(() => server.close());
+
+  it('writes context and next links with the scheme and host the client used', async () => {
+    const response = await feed(server, '/Employees?$select=id', {
+      key,
+      headers: {
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'compplan.example.com',
+        prefer: 'odata.maxpagesize=2',
+      },
+    });
+    expect(response.json['@odata.context']).toBe(
+      'https://compplan.example.com/odata/v4/$metadata#Employees(id)',
+    );
+    expect(response.json['@odata.nextLink']).toMatch(
+      /^https:\/\/compplan\.example\.com\/odata\/v4\/Employees\?\$select=id&\$skiptoken=/,
+    );
+  });
+});
