@@ -2,7 +2,9 @@
 // Objects are strict: a misspelt field is an error, never silently dropped. Each record
 // is validated once, as it arrives, by a record schema below (Root, MeritCycleRecord,
 // Employee; intake.ts); records that repeat others are found with SQL at the end
-// (repeats.ts).
+// (repeats.ts). A column's value is checked by the rules of its type, stated once in
+// src/columns/types.ts; a key's one name and type within a cycle as records arrive
+// (intake.ts, src/columns/schema.ts).
 import { z } from 'zod';
 import { inKeyOrder, isInKeyOrder } from '../columns/order.js';
 import { checkColumnValue } from '../columns/types.js';
