@@ -3,6 +3,7 @@
 // not 2xx, and whether the targets of the request pipeline are met. Pure: run.ts saves the
 // results as JSON, and `npm run bench -- --report FILE` renders a saved file again.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { FullRead } from './full-read.js';
 
 export type ScenarioName =
   | 'ping'
@@ -46,6 +47,8 @@ export interface DatabaseResult {
   walk: { pages: number; bytes: number };
   /** The pages of the delta after 1 % of the deep cycle changed. */
   delta?: { pages: number };
+  /** Full reads of the deep cycle by one client, REST and the OData feed (bench/full-read.ts). */
+  fullReads?: FullRead[];
 }
 
 export interface Results {
@@ -73,6 +76,8 @@ export const RATIO_TARGETS: Record<ScenarioName, Record<DatabaseName, number>> =
 };
 export const WALK_P99_MS = 25;
 export const PEAK_RSS_MB = 200;
+/** A full read of the deep cycle through the OData feed: employees a second, at least. */
+export const FEED_READ_TARGET = 20_000;
 /**
  * What the server's response cache holds (src/http/response-cache.ts), stated beside the
  * walk's bytes: the walk is meant to ask for more than it can keep, so that every answer
@@ -144,6 +149,16 @@ export function renderReport(results: Results): { text: string; met: number; tar
       const target = `ratio ≥ ${ratioTarget.toFixed(2)}${walk ? `, p99 ≤ ${WALK_P99_MS} ms` : ''}, every answer 2xx`;
       rows.push(
         `| ${db.database} | ${scenarioTitle(s.scenario, db.walk.pages, db.delta?.pages)} | ${whole(median(s.compplan.map((m) => m.rps)))} | ${whole(median(s.ceiling.map((m) => m.rps)))} | ${ratio.toFixed(2)} | ${ms(p99)} / ${ms(median(s.ceiling.map((m) => m.p99Ms)))} | ${whole(failures(s.compplan))} / ${whole(failures(s.ceiling))} | ${target} | ${judge(ok)} |`,
+      );
+    }
+    const reads = db.fullReads ?? [];
+    if (reads.length > 0) {
+      const rate = (api: FullRead['api']) =>
+        median(reads.filter((r) => r.api === api).map((r) => r.employees / r.seconds));
+      const pagesOf = (api: FullRead['api']) => reads.find((r) => r.api === api)?.pages ?? 0;
+      const feed = rate('OData');
+      rows.push(
+        `| ${db.database} | full read of the deep cycle by one client: OData feed (${whole(pagesOf('OData'))} pages, every nextLink) / REST (${whole(pagesOf('REST'))} pages of 100, every nextCursor) | ${whole(feed)} employees/s | REST: ${whole(rate('REST'))} employees/s | | | | feed ≥ ${whole(FEED_READ_TARGET)} employees/s | ${judge(feed >= FEED_READ_TARGET)} |`,
       );
     }
     const rssMB = (db.peakRssKiB * 1024) / 1e6;

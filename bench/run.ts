@@ -32,7 +32,10 @@
 //    For `/ping` and the walk, a second `compplan serve` of the same build on the same
 //    database with the audit log turned off for the measurement only (BENCH_AUDIT_LOG=off)
 //    is measured in the same rounds: the audit log's cost (docs/benchmarks.md).
-// 6. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; every server stopped by
+// 6. Full reads of the deep cycle, one client reading every page, through REST (every
+//    nextCursor) and through the OData feed (every @odata.nextLink), --rounds each,
+//    alternated (bench/full-read.ts).
+// 7. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; every server stopped by
 //    PID (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
 // between its api-bench markers (bench/report.ts). Then the bulk download benchmark
@@ -49,6 +52,7 @@ import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { benchBulk } from './bulk.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION } from './data.js';
+import { fullReads } from './full-read.js';
 import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 import {
   AUDIT_SCENARIOS,
@@ -408,7 +412,21 @@ async function benchDatabase(
       }
       scenarios.push(result);
     }
-    return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk, delta };
+    log(`${database}: full reads of the deep cycle, REST and the OData feed`);
+    const reads = await fullReads(base, key, DEEP_CYCLE, ROUNDS);
+    for (const read of reads) {
+      log(
+        `${database} full read through ${read.api}: ${read.employees} employees in ${read.pages} pages, ${read.seconds.toFixed(2)} s`,
+      );
+    }
+    return {
+      database,
+      scenarios,
+      peakRssKiB: peakRssKiB(server.pid),
+      walk,
+      delta,
+      fullReads: reads,
+    };
   } finally {
     if (ceiling) await stopProcess(ceiling);
     await stopProcess(auditOff);

@@ -16,6 +16,7 @@ import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { homeRoutes } from './modules/home/routes.js';
 import { webRoutes } from './modules/web/routes.js';
+import { odataRoutes } from './odata/routes.js';
 import authentication from './plugins/authentication.js';
 import cursors from './plugins/cursors.js';
 import database from './plugins/database.js';
@@ -169,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     changeRetentionDays: config.changeRetentionDays,
   });
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
+  await app.register(odataRoutes);
   await app.register(webRoutes, {
     prefix: '/app',
     webhooks: webhookConfig,

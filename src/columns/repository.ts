@@ -67,3 +67,30 @@ export async function saveColumnSchema(
     .onConflict((conflict) => conflict.column('merit_cycle_id').doUpdateSet({ columns: text }))
     .execute();
 }
+
+/** One readable cycle's column schema, with the cycle's currency (the OData model's input). */
+export interface CycleColumns {
+  meritCycleId: string;
+  currency: string;
+  columns: ColumnDescription[];
+}
+
+/**
+ * The column schemas of every cycle the scope may read, in one statement, without the
+ * scope's hidden columns; ordered by cycle id.
+ */
+export async function readableColumnSchemas(db: Db, scope: ReadScope): Promise<CycleColumns[]> {
+  const rows = await db
+    .selectFrom('merit_cycles')
+    .leftJoin('merit_cycle_columns', 'merit_cycle_columns.merit_cycle_id', 'merit_cycles.id')
+    .select(['merit_cycles.id', 'merit_cycles.currency', 'merit_cycle_columns.columns'])
+    .where(readableCycles(scope))
+    .orderBy('merit_cycles.id')
+    .execute();
+  const hidden = new Set(scope.hiddenColumns);
+  return rows.map((row) => ({
+    meritCycleId: row.id,
+    currency: row.currency,
+    columns: parse(row.columns).filter((column) => !hidden.has(column.key)),
+  }));
+}

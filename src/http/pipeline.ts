@@ -5,10 +5,11 @@
 // Fastify hook below runs its steps in this order (one hook per phase: a hook is a
 // promise and a turn of the event loop's microtasks, a step a function call):
 //
-//   onRequest   1. check       request id, URL length, Host                 (below)
+//   onRequest   1. check       request id, OData-Version of the feed, URL length, Host (below)
 //               2. authenticate the key, when the route needs or is sent one (plugins/authentication.ts)
 //              2b. address     403 from outside the key's address allowlist (plugins/authentication.ts)
-//               3. take quota  one request from the key's quota; 429 when spent (rate-limit/)
+//               3. take quota  one request from the key's quota; 429 when spent (rate-limit/);
+//                              a feed request waits up to 5 s for the next second's instead
 //               4. cached      a kept answer of a cacheable API route is sent (response-cache.ts)
 //   preHandler  5. take turn   a fair turn at the PostgreSQL pool (db/fair-turns.ts)
 //   handler        build       the route validates its query and reads the database
@@ -36,9 +37,11 @@
 // carried a valid key, whatever its status: 200, 304, 404 of an unknown path, 405, 422,
 // 429 (docs/api-behaviour.md, "Rate limits"). The audit log records every such answer, and
 // the 403 of a key used from outside its allowlist, which takes no quota.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { accessLog } from '../logger.js';
+import { FEED_PREFIX } from '../odata/errors.js';
 import { authenticate, checkAddress } from '../plugins/authentication.js';
 import { sendError } from '../plugins/error-handler.js';
 import { secureJson } from '../plugins/security-headers.js';
@@ -69,6 +72,12 @@ declare module 'fastify' {
 // load balancer); anything that is not a short plain token is replaced.
 export const REQUEST_ID_SHAPE = /^[\w.:-]{1,128}$/;
 
+/**
+ * How long a feed request over its key's quota waits for quota (docs/odata.md, "Quota"):
+ * BI tools do not retry a 429, so it waits for the next second's rather than fail a refresh.
+ */
+export const FEED_QUOTA_WAIT_MS = 5_000;
+
 export interface PipelineOptions {
   /** Longer URLs: 414 (app.ts says why the bound is what it is). */
   maxUrlLength: number;
@@ -85,9 +94,13 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
   app.decorateRequest('quota', undefined);
   app.decorateRequest('endTurn', undefined);
 
-  /** 1. check: the request id on every answer; 414 and 400 for what no route may take. */
+  /**
+   * 1. check: the request id on every answer, and OData-Version on every answer of the
+   * feed (its errors too); 414 and 400 for what no route may take.
+   */
   function check(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
     reply.header('x-request-id', request.id);
+    if ((request.raw.url ?? '').startsWith(FEED_PREFIX)) reply.header('odata-version', '4.0');
     if ((request.raw.url ?? '').length > options.maxUrlLength) {
       return sendError(request, reply, 414, 'URI Too Long');
     }
@@ -97,13 +110,24 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
     }
   }
 
-  /** 3. take quota: one request from the key's quota; 429 when it is spent. */
+  /**
+   * 3. take quota: one request from the key's quota; 429 when it is spent. A feed request
+   * asks again when the window turns, for at most FEED_QUOTA_WAIT_MS.
+   */
   async function takeQuota(
     request: FastifyRequest,
     reply: FastifyReply,
   ): Promise<FastifyReply | undefined> {
     if (!request.apiKey) return;
-    const quota = await app.rateLimits.takeKeyQuota(request.apiKey.id);
+    const keyId = request.apiKey.id;
+    let quota = await app.rateLimits.takeKeyQuota(keyId);
+    if (quota.exceeded && routeConfigOf(request).feed) {
+      const until = Date.now() + FEED_QUOTA_WAIT_MS;
+      while (quota.exceeded && Date.now() + quota.resetsInMs <= until) {
+        await sleep(Math.max(1, quota.resetsInMs));
+        quota = await app.rateLimits.takeKeyQuota(keyId);
+      }
+    }
     request.quota = quota;
     if (quota.exceeded) {
       app.metrics.rateLimited.inc({ limit: 'key' });

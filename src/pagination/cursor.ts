@@ -13,7 +13,15 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '../errors.js';
 
 export interface CursorScope {
-  readonly endpoint: 'meritCycles' | 'employees' | 'meritCyclesDelta' | 'employeesDelta';
+  readonly endpoint:
+    | 'meritCycles'
+    | 'employees'
+    | 'meritCyclesDelta'
+    | 'employeesDelta'
+    // The OData feed's skip tokens (src/odata/paging.ts), one list per entity set.
+    | 'odataMeritCycles'
+    | 'odataEmployees'
+    | 'odataExchangeRates';
   /** The fingerprint of what the key may read (ReadScope): its organisation at least. */
   readonly reader: string;
   readonly meritCycleId?: string;

@@ -1,5 +1,8 @@
-// x-api-key authentication (docs/api-behaviour.md, "Authentication"). The verifier and its
-// cache live as long as the app; `authenticate` is the pipeline's step that uses it.
+// API key authentication (docs/api-behaviour.md, "Authentication"): the key in the
+// x-api-key header, or as the password of HTTP Basic authentication with any user name
+// (what Excel, Power BI and Tableau offer for a feed: docs/bi-tools.md). Never in the URL.
+// The verifier and its cache live as long as the app; `authenticate` is the pipeline's
+// step that uses it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { addressInRanges } from '../address-ranges.js';
@@ -24,6 +27,28 @@ declare module 'fastify' {
 }
 
 export const API_KEY_HEADER = 'x-api-key';
+
+/** The challenge of every 401 of the API (RFC 9110 section 11.6.1; RFC 7617 for Basic). */
+export const BASIC_CHALLENGE = 'Basic realm="compplan"';
+
+const BASIC_SCHEME = /^basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
+
+/**
+ * The key a request presents: its x-api-key header, else the password of its Basic
+ * credentials (RFC 7617: base64 of `user:password`, the user name anything, even empty);
+ * undefined when it presents none. Any other Authorization scheme presents no key.
+ */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers[API_KEY_HEADER];
+  if (header !== undefined) return typeof header === 'string' ? header : '';
+  const authorization = request.headers.authorization;
+  if (authorization === undefined) return undefined;
+  const credentials = BASIC_SCHEME.exec(authorization)?.[1];
+  if (credentials === undefined) return '';
+  const text = Buffer.from(credentials, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  return colon === -1 ? '' : text.slice(colon + 1);
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -55,10 +80,13 @@ export async function authenticate(
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
   const policy = keyPolicy(request);
-  const header = request.headers[API_KEY_HEADER];
-  if (policy === 'none' || (policy === 'when-sent' && header === undefined)) return;
-  const key = await app.apiKeys.verify(typeof header === 'string' ? header : undefined, request.ip);
+  if (policy === 'none') return;
+  const secret = presentedKey(request);
+  if (policy === 'when-sent' && secret === undefined) return;
+  const key = await app.apiKeys.verify(secret, request.ip);
   if (!key) {
+    // Every 401 of the API names Basic, so that a BI tool's credential dialog offers it.
+    reply.header('www-authenticate', BASIC_CHALLENGE);
     app.metrics.authFailures.inc();
     const retryAfter = await app.rateLimits.recordAuthFailure(request.ip);
     if (retryAfter !== null) {

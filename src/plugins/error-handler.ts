@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { classifyDatabaseError } from '../db/errors.js';
 import { ApiError, type ValidationIssue } from '../errors.js';
+import { isFeedRequest, odataErrorBody } from '../odata/errors.js';
 
 export interface ErrorBody {
   timestamp: string;
@@ -28,6 +29,13 @@ export function sendError(
   message: string,
   validationErrors?: readonly ValidationIssue[],
 ) {
+  // The OData feed answers its errors in OData's form (docs/odata.md, "Errors").
+  if (isFeedRequest(request)) {
+    return reply
+      .code(statusCode)
+      .type('application/json; charset=utf-8')
+      .send(odataErrorBody(statusCode, message));
+  }
   const body: ErrorBody = {
     timestamp: new Date().toISOString(),
     path: requestPath(request),

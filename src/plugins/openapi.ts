@@ -27,6 +27,8 @@ export const DOCS_PREFIX = '/docs';
 const PUBLIC_PATHS = new Set(['/healthz', '/readyz']);
 
 const SECURITY_SCHEME = 'ApiKey';
+/** The same key as the password of HTTP Basic, any user name (BI tools' credential dialogs). */
+const BASIC_SCHEME = 'BasicWithApiKey';
 
 type Document = OpenAPIV3_1.Document;
 type Operation = OpenAPIV3_1.OperationObject;
@@ -179,8 +181,17 @@ const SHARED_RESPONSES: Record<string, Response> = {
   },
   Unauthorized: {
     description:
-      'The x-api-key header is missing, malformed, unknown or revoked (the message never says which).',
-    headers: headersOf({ rateLimit: 'none' }),
+      'The key (x-api-key, or the password of Basic credentials) is missing, malformed, unknown, expired or revoked (the message never says which).',
+    headers: headersOf(
+      { rateLimit: 'none' },
+      {
+        'WWW-Authenticate': {
+          description: 'The challenge: the key may be sent as the password of HTTP Basic.',
+          required: true,
+          schema: { type: 'string', enum: ['Basic realm="compplan"'] },
+        },
+      },
+    ),
     content: errorContent('ErrorBody', errorExample('/ping', 'Missing or invalid API key', 401)),
   },
   BadRequest: refusedEarly(
@@ -533,7 +544,9 @@ function completeResponses(operation: Operation, isPublic: boolean): Responses {
 
 export const API_DESCRIPTION = `Read-only programmatic access to compensation planning data — merit cycles, the employees of a merit cycle and a merit cycle's exchange rates — for analytics, HRIS and BI tools.
 
-**Authentication.** Every endpoint except the health checks needs an API key in the \`x-api-key\` header. A missing or invalid key gets 401.
+**Authentication.** Every endpoint except the health checks needs an API key: in the \`x-api-key\` header, or as the password of HTTP Basic authentication with any user name (what BI tools offer). Never in the URL. A missing or invalid key gets 401 with \`WWW-Authenticate: Basic realm="compplan"\`.
+
+**BI tools.** Excel, Power BI and Tableau connect without code to the OData v4 feed at \`/odata/v4/\` (Basic authentication: any user name, the key as password): merit cycles, employees with every column as a typed column, and exchange rates, paged by the server (docs/bi-tools.md, docs/odata.md).
 
 **Pagination.** Lists answer \`{ "data": [...], "nextCursor": "…" | null }\`. Pass \`nextCursor\` back unchanged (with \`limit\` if wanted) until it is null. \`limit\` is 1–100, default 25.
 
@@ -567,9 +580,15 @@ export default fp(
               'What changed since the last sync: a full walk once, then only changes (docs/delta-sync.md).',
           },
           { name: 'Operations', description: 'Health checks for load balancers; no key.' },
+          {
+            name: 'OData feed',
+            description:
+              'The same data as an OData v4 feed at `/odata/v4/` for BI tools (Excel, Power BI, Tableau): the service document, `$metadata` (CSDL XML or JSON), the entity sets `MeritCycles`, `Employees` (every column as a typed property) and `ExchangeRates`, `$select`, `$filter`, `$top`, `$skip`, `$count`, `$orderby` and server-driven paging. Its resources are described by its own `$metadata` rather than here, and its errors use the OData error body `{ "error": { "code", "message" } }`. The key goes in `x-api-key` or as the Basic password. Connecting each tool: docs/bi-tools.md; the feed: docs/odata.md.',
+          },
           WEBHOOKS_TAG,
         ],
-        security: [{ [SECURITY_SCHEME]: [] }],
+        // Either scheme: a list of two requirements, each enough alone.
+        security: [{ [SECURITY_SCHEME]: [] }, { [BASIC_SCHEME]: [] }],
         components: {
           securitySchemes: {
             [SECURITY_SCHEME]: {
@@ -578,6 +597,12 @@ export default fp(
               name: API_KEY_HEADER,
               description:
                 'An API key, generated with `compplan keys create --org SLUG` (Settings → Connections → Generate API Key). Shown once, at creation.',
+            },
+            [BASIC_SCHEME]: {
+              type: 'http',
+              scheme: 'basic',
+              description:
+                'The same API key as the password of HTTP Basic authentication, with any user name (what Excel, Power BI and Tableau offer for a feed: docs/bi-tools.md). x-api-key is read first when both are sent. Every 401 carries `WWW-Authenticate: Basic realm="compplan"`. Keys are never read from the URL.',
             },
           },
         },

@@ -9,6 +9,7 @@ import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { RATE_LIMITED_MESSAGE } from '../errors.js';
+import { isFeedRequest, odataErrorBody } from '../odata/errors.js';
 import { DownloadSlots } from './download-slots.js';
 import { type RateLimitStoreState, RedisLink } from './redis-link.js';
 import { type WindowCount, WindowCounter, type WindowLimit } from './window-counter.js';
@@ -49,11 +50,16 @@ declare module 'fastify' {
 const secondsUntil = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 export function sendTooManyRequests(reply: FastifyReply, retryAfterSeconds: number) {
-  return reply
+  reply
     .code(429)
     .header('retry-after', String(Math.max(1, retryAfterSeconds)))
-    .type('application/json; charset=utf-8')
-    .send({ message: RATE_LIMITED_MESSAGE, statusCode: 429 });
+    .type('application/json; charset=utf-8');
+  // The OData feed answers its errors in OData's form (docs/odata.md, "Errors").
+  return reply.send(
+    isFeedRequest(reply.request)
+      ? odataErrorBody(429, RATE_LIMITED_MESSAGE)
+      : { message: RATE_LIMITED_MESSAGE, statusCode: 429 },
+  );
 }
 
 /** The 429 of a spent quota: Retry-After is when its window refreshes. */

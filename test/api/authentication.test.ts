@@ -255,3 +255,99 @@ describe('authentication comes before everything else', () => {
     }
   });
 });
+
+describe('HTTP Basic authentication with the key as password', () => {
+  let server: TestServer;
+  let key: string;
+  const basic = (user: string, password: string) =>
+    `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [acmeDataSet()] });
+    key = await server.createKey(ACME);
+  });
+  afterAll(() => server.close());
+
+  it('accepts the key as the password with any user name, also an empty one, on every API route', async () => {
+    const list = await server.request('/v1/compensationPlanning/meritCycles', {
+      key: null,
+      headers: { authorization: basic('', key) },
+    });
+    expect(list.status).toBe(200);
+    const cycle = ((await list.json()) as { data: { id: string }[] }).data[0]?.id as string;
+    for (const [user, path] of [
+      ['analyst', '/ping'],
+      ['', `/v1/compensationPlanning/meritCycles/${cycle}`],
+      ['Power BI', `/v1/compensationPlanning/meritCycles/${cycle}/exchangeRates`],
+      ['Tableau user', `/v1/compensationPlanning/meritCycles/${cycle}/employees`],
+      ['u', '/v1/compensationPlanning/meritCycles/delta'],
+    ] as const) {
+      const response = await server.request(path, {
+        key: null,
+        headers: { authorization: basic(user, key) },
+      });
+      expect(response.status, `${user} ${path}`).toBe(200);
+      expect(response.headers.get('x-ratelimit-limit')).not.toBeNull();
+    }
+    // The scheme's name is case-insensitive (RFC 9110 section 11.1).
+    const lower = await server.request('/ping', {
+      key: null,
+      headers: { authorization: basic('u', key).replace('Basic', 'basic') },
+    });
+    expect(lower.status).toBe(200);
+  });
+
+  it('answers every 401 with WWW-Authenticate: Basic realm="compplan", whatever was wrong', async () => {
+    const cases: Record<string, string>[] = [
+      {},
+      { authorization: basic('u', 'not-a-key') },
+      { authorization: basic('u', withWrongChecksum(key)) },
+      { authorization: `Bearer ${key}` },
+      { authorization: `Basic ${Buffer.from(key).toString('base64')}` }, // no colon
+      { authorization: 'Basic !!!' },
+      { 'x-api-key': 'not-a-key' },
+    ];
+    for (const headers of cases) {
+      const response = await server.request('/v1/compensationPlanning/meritCycles', {
+        key: null,
+        headers,
+      });
+      expect(response.status, JSON.stringify(headers)).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe('Basic realm="compplan"');
+      expect(((await response.json()) as { message: string }).message).toBe(UNAUTHORIZED);
+    }
+  });
+
+  it('reads x-api-key when both are sent: a bad header is not rescued by good Basic credentials', async () => {
+    const response = await server.request('/ping', {
+      key: 'not-a-key',
+      headers: { authorization: basic('u', key) },
+    });
+    expect(response.status).toBe(401);
+  });
+
+  it('never takes a key from the URL: query parameters and user info are ignored', async () => {
+    for (const query of [`x-api-key=${key}`, `apiKey=${key}`, `api_key=${key}`, `key=${key}`]) {
+      const response = await server.request(`/ping?${query}`, { key: null });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe('Basic realm="compplan"');
+    }
+  });
+
+  it('never writes the Basic credentials to the log', async () => {
+    const header = basic('someone', key);
+    await server.request('/ping', { key: null, headers: { authorization: header } });
+    const text = JSON.stringify(server.logs);
+    expect(text).not.toContain(key);
+    expect(text).not.toContain(header.slice(6));
+  });
+
+  it('asks nothing of the web application: its sign-in 401 carries no Basic challenge', async () => {
+    const response = await fetch(`${server.url}/app/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'email=nobody%40example.com&password=wrong',
+    });
+    expect(response.headers.get('www-authenticate')).toBeNull();
+  });
+});

@@ -4,7 +4,6 @@
 // (its client sees a response that did not end, never a complete one); the server then
 // exits 0, well within its 10 s shutdown grace.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -40,13 +40,14 @@ describe('the OpenAPI document', () => {
     expect(versionOf('packages/client/package.json')).toBe(version);
   });
 
-  it('is OpenAPI 3.1 with the x-api-key scheme on every API operation and none on the health checks', () => {
+  it('is OpenAPI 3.1 with the x-api-key and Basic schemes, either one, on every API operation and none on the health checks', () => {
     const document = JSON.parse(committed());
     expect(document.openapi).toBe('3.1.0');
     expect(document.components.securitySchemes).toEqual({
       ApiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
+      BasicWithApiKey: expect.objectContaining({ type: 'http', scheme: 'basic' }),
     });
-    expect(document.security).toEqual([{ ApiKey: [] }]);
+    expect(document.security).toEqual([{ ApiKey: [] }, { BasicWithApiKey: [] }]);
     const security = Object.fromEntries(
       Object.entries(document.paths).map(([path, item]) => [
         path,

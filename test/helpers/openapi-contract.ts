@@ -19,9 +19,10 @@ const DOCUMENT_ID = 'https://compplan.invalid/openapi.json';
 
 /**
  * Paths the app serves that are not part of the API the document describes: the document
- * itself, the docs page and the web application (sign-in, Settings).
+ * itself, the docs page, the web application (sign-in, Settings) and the OData feed (which
+ * its own $metadata describes, with OData's error bodies: docs/odata.md).
  */
-const OUTSIDE_THE_API = [/^\/openapi\.json$/, /^\/docs(\/|$)/, /^\/app(\/|$)/];
+const OUTSIDE_THE_API = [/^\/openapi\.json$/, /^\/docs(\/|$)/, /^\/app(\/|$)/, /^\/odata(\/|$)/];
 
 let loaded: { document: Json; ajv: Ajv2020; routes: { pattern: RegExp; path: string }[] } | null =
   null;

@@ -553,10 +553,12 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The x-api-key header is missing, malformed, unknown or revoked (the message never says which). */
+        /** @description The key (x-api-key, or the password of Basic credentials) is missing, malformed, unknown, expired or revoked (the message never says which). */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                /** @description The challenge: the key may be sent as the password of HTTP Basic. */
+                "WWW-Authenticate": "Basic realm=\"compplan\"";
                 [name: string]: unknown;
             };
             content: {

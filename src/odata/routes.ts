@@ -1,0 +1,241 @@
+// The OData v4 feed for BI tools at /odata/v4/ (docs/odata.md): the service document,
+// $metadata, the entity sets MeritCycles, Employees and ExchangeRates, a cycle's employees
+// and exchange rates, counts, and the query options the feed serves. Every route is an API
+// route: the pipeline (src/http/pipeline.ts) authenticates the key, takes its quota (a
+// feed request waits for the next second's rather than being refused), and writes every
+// error as an OData error body (plugins/error-handler.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import Negotiator from 'negotiator';
+import { readableColumnSchemas } from '../columns/repository.js';
+import { ApiError, notFound } from '../errors.js';
+import { READ_METHODS } from '../http/schemas.js';
+import { isId } from '../ids.js';
+import type { ReadScope } from '../modules/api-keys/scope.js';
+import { findMeritCycleRow } from '../modules/merit-cycles/repository.js';
+import { readScopeOf } from '../plugins/authentication.js';
+import { metadataJson, metadataXml } from './csdl.js';
+import { entityJson, selectedProperties, sortValues } from './entities.js';
+import { filterCondition } from './filter.js';
+import { buildModel, ENTITY_SETS, type EntitySetName, type FeedModel } from './model.js';
+import { DEFAULT_PAGE_SIZE, decodeSkipToken, encodeSkipToken, listOf, nextLink } from './paging.js';
+import { parseQueryOptions, type QueryOptions, readOptions } from './query-options.js';
+import { countRows, type Row, readPage } from './repository.js';
+import { type Resource, resourceOf } from './resource.js';
+import { type SortKey, type Source, sourceOf } from './sources.js';
+
+export const FEED_ROOT = '/odata/v4';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route of the OData feed: over the key's quota it waits instead of a 429. */
+    feed?: boolean;
+  }
+}
+
+const JSON_TYPE =
+  'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8';
+
+/** `OData-MaxVersion` below 4.0: the client cannot read what the feed writes (400). */
+function checkMaxVersion(request: FastifyRequest): void {
+  const header = request.headers['odata-maxversion'];
+  if (typeof header !== 'string') return;
+  const match = /^\s*(\d+)\.(\d+)\s*$/.exec(header);
+  if (!match || Number(match[1]) < 4) {
+    throw new ApiError(400, `OData-MaxVersion ${header}: this feed speaks OData 4.0`);
+  }
+}
+
+/**
+ * $metadata's format without $format: CSDL XML, the one every OData 4.0 client reads,
+ * unless the Accept header takes JSON and not XML (`Accept: application/json`).
+ */
+function metadataFormat(request: FastifyRequest): 'json' | 'xml' {
+  const negotiator = new Negotiator(request.raw);
+  const json = negotiator.mediaType(['application/json']) !== undefined;
+  const xml = negotiator.mediaType(['application/xml']) !== undefined;
+  return json && !xml ? 'json' : 'xml';
+}
+
+/** The page size a `Prefer: odata.maxpagesize=N` asks for, when it asks for one we honour. */
+function preferredPageSize(request: FastifyRequest): number | undefined {
+  const header = request.headers.prefer;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  for (const preference of (text ?? '').split(',')) {
+    const [name = '', value = ''] = preference.split('=').map((part) => part.trim());
+    if (name.toLowerCase() !== 'odata.maxpagesize') continue;
+    const size = Number(value.replace(/^"|"$/g, ''));
+    if (Number.isSafeInteger(size) && size > 0 && size <= DEFAULT_PAGE_SIZE) return size;
+  }
+  return undefined;
+}
+
+/** The order a request's $orderby asks for: the set's own, its reverse, or by id. */
+function orderOf(options: QueryOptions, source: Source): readonly SortKey[] {
+  const asked = options.orderby;
+  if (asked === null || asked.length === 0) return source.nativeOrder;
+  const byId = asked.length === 1 && asked[0]?.name === 'id' && source.idOrder;
+  const candidate = byId ? (source.idOrder ?? []) : source.nativeOrder;
+  const prefix = asked.every((item, index) => candidate[index]?.name === item.name);
+  if (prefix) {
+    const flips = asked.map((item, index) => item.descending !== candidate[index]?.descending);
+    if (flips.every(Boolean))
+      return candidate.map((key) => ({ ...key, descending: !key.descending }));
+    if (!flips.some(Boolean)) return candidate;
+  }
+  const native = source.nativeOrder
+    .map((key) => `${key.name}${key.descending ? ' desc' : ''}`)
+    .join(',');
+  throw new ApiError(
+    501,
+    `$orderby: this feed orders by id, or by its own order (${native}) or the reverse of either (docs/odata.md, "$orderby")`,
+  );
+}
+
+export async function odataRoutes(app: FastifyInstance): Promise<void> {
+  async function modelFor(scope: ReadScope, set: EntitySetName | 'all'): Promise<FeedModel> {
+    // Only the Employee type depends on the data: the others are built without a query.
+    if (set !== 'all' && set !== 'Employees') return buildModel([]);
+    return buildModel(await readableColumnSchemas(app.db, scope));
+  }
+
+  async function serve(request: FastifyRequest, reply: FastifyReply) {
+    checkMaxVersion(request);
+    const url = request.raw.url ?? request.url;
+    const queryAt = url.indexOf('?');
+    const path = (queryAt === -1 ? url : url.slice(0, queryAt)).slice(FEED_ROOT.length);
+    const resource = resourceOf(path.replace(/^\//, ''));
+    const given = readOptions(queryAt === -1 ? '' : url.slice(queryAt + 1));
+    const scope = readScopeOf(request);
+    const root = `${request.protocol}://${request.host}${FEED_ROOT}/`;
+
+    if (resource.kind === 'service') {
+      if (parseQueryOptions(given, null).format === 'xml') {
+        throw new ApiError(406, '$format=xml is served for $metadata only');
+      }
+      const value = ENTITY_SETS.map((name) => ({ name, kind: 'EntitySet', url: name }));
+      return reply
+        .type(JSON_TYPE)
+        .send(JSON.stringify({ '@odata.context': `${root}$metadata`, value }));
+    }
+    if (resource.kind === 'metadata') {
+      const options = parseQueryOptions(given, null);
+      const model = await modelFor(scope, 'all');
+      const format = options.format ?? metadataFormat(request);
+      if (format === 'json') {
+        return reply.type(JSON_TYPE).send(JSON.stringify(metadataJson(model)));
+      }
+      return reply.type('application/xml; charset=utf-8').send(metadataXml(model));
+    }
+    return serveData(request, reply, resource, given, scope, root);
+  }
+
+  async function serveData(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    resource: Exclude<Resource, { kind: 'service' | 'metadata' }>,
+    given: ReadonlyMap<string, string>,
+    scope: ReadScope,
+    root: string,
+  ) {
+    const set = resource.set;
+    const model = await modelFor(scope, set);
+    const type = model[set];
+    const options = parseQueryOptions(given, type);
+    if (options.format === 'xml')
+      throw new ApiError(406, '$format=xml is served for $metadata only');
+    const meritCycleId =
+      resource.kind === 'collection'
+        ? resource.meritCycleId
+        : set === 'MeritCycles'
+          ? resource.id
+          : undefined;
+    // A cycle out of the key's scope is not found, exactly as on REST.
+    if (meritCycleId !== undefined && !(await findMeritCycleRow(app.db, scope, meritCycleId))) {
+      throw notFound('Merit cycle');
+    }
+    const source = sourceOf(set, app.dialect, scope, meritCycleId);
+    const filter = options.filter
+      ? filterCondition(options.filter, { type, source, dialect: app.dialect })
+      : null;
+    const selected = selectedProperties(type, options.select);
+    const selection = options.select === null ? '' : `(${options.select.join(',')})`;
+
+    if (resource.kind === 'entity') {
+      // One entity: only $select (and $format) apply to it.
+      for (const name of given.keys()) {
+        if (name !== '$select' && name !== '$format') {
+          throw new ApiError(400, `${name} does not apply to a single entity`);
+        }
+      }
+      if (set === 'Employees' && !isId('mce', resource.id)) throw notFound('Employee');
+      const rows = await readPage(app.db, source, {
+        filter: set === 'Employees' ? sql`e.id = ${resource.id}` : null,
+        order: source.nativeOrder,
+        after: null,
+        offset: 0,
+        limit: 1,
+      });
+      const row = rows[0];
+      if (!row) throw notFound(set === 'Employees' ? 'Employee' : 'Merit cycle');
+      const body = entityJson(type, row, selected);
+      const context = JSON.stringify(`${root}$metadata#${set}${selection}/$entity`);
+      const rest = body === '{}' ? '}' : `,${body.slice(1)}`;
+      return reply.type(JSON_TYPE).send(`{"@odata.context":${context}${rest}`);
+    }
+
+    if (resource.count) {
+      const count = await countRows(app.db, source, filter);
+      return reply.type('text/plain; charset=utf-8').send(String(count));
+    }
+
+    const order = orderOf(options, source);
+    const list = listOf(set, scope.fingerprint, resource.meritCycleId);
+    const state = options.skiptoken
+      ? decodeSkipToken(app.cursors, list, options.skiptoken, given)
+      : { after: null, remaining: options.top };
+    const preferred = preferredPageSize(request);
+    if (preferred !== undefined)
+      reply.header('preference-applied', `odata.maxpagesize=${preferred}`);
+    const pageSize = Math.min(
+      preferred ?? DEFAULT_PAGE_SIZE,
+      state.remaining ?? Number.MAX_SAFE_INTEGER,
+    );
+    const rows = await readPage(app.db, source, {
+      filter,
+      order,
+      after: state.after,
+      offset: options.skiptoken ? 0 : (options.skip ?? 0),
+      limit: pageSize + 1,
+    });
+    const page = rows.length > pageSize ? rows.slice(0, pageSize) : rows;
+    const remaining = state.remaining === null ? null : state.remaining - page.length;
+    // Another page when the database has more rows and $top is not yet reached.
+    const more = rows.length > pageSize && remaining !== 0;
+    const count = options.count ? await countRows(app.db, source, filter) : undefined;
+
+    let link: string | undefined;
+    if (more) {
+      const last = page[page.length - 1] as Row;
+      const token = encodeSkipToken(app.cursors, list, given, {
+        after: sortValues(
+          last,
+          order.map((key) => key.field),
+        ),
+        remaining,
+      });
+      const resourcePath = request.raw.url?.split('?')[0] ?? '';
+      link = nextLink(`${request.protocol}://${request.host}${resourcePath}`, given, token);
+    }
+    const context = `${root}$metadata#${set}${selection}`;
+    let head = `{"@odata.context":${JSON.stringify(context)}`;
+    if (count !== undefined) head += `,"@odata.count":${count}`;
+    const values = page.map((row) => entityJson(type, row, selected)).join(',');
+    const tail = link === undefined ? '' : `,"@odata.nextLink":${JSON.stringify(link)}`;
+    return reply.type(JSON_TYPE).send(`${head},"value":[${values}]${tail}}`);
+  }
+
+  const config = { api: true, feed: true };
+  app.route({ method: READ_METHODS, url: FEED_ROOT, config, handler: serve });
+  app.route({ method: READ_METHODS, url: `${FEED_ROOT}/*`, config, handler: serve });
+}

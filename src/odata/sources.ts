@@ -1,0 +1,199 @@
+// Where each entity set's rows come from, in SQL, and the SQL of each property: the tenant
+// and scope conditions are written here, once, and every query of the feed (pages, counts,
+// filters) is built on them (repository.ts). Native properties are table columns (the
+// employee list's key order is an index); column properties are read from the employee's
+// stored JSON text, so a filter on one reads every employee of the cycles it covers
+// (docs/odata.md, "Cost").
+import { type RawBuilder, sql } from 'kysely';
+import type { Dialect } from '../db/connect.js';
+import type { ReadScope } from '../modules/api-keys/scope.js';
+import { inCycleScope } from '../modules/merit-cycles/repository.js';
+import type { ColumnProperty, EntitySetName, Property } from './model.js';
+
+type Sql = RawBuilder<unknown>;
+
+export interface SortKey {
+  /** The property, the SQL column its rows are ordered by, and that column in a page's rows. */
+  name: string;
+  column: string;
+  field: string;
+  descending: boolean;
+}
+
+export interface Source {
+  /** `from … where …`: the rows the scope may read (of one cycle, for a navigation). */
+  rows: Sql;
+  /** The columns a page reads: what the entity is built from, and every sort key. */
+  columns: Sql;
+  /** The set's own order (the REST list's where there is one): keys that make a row unique. */
+  nativeOrder: readonly SortKey[];
+  /** The order by id alone, where the type has an id. */
+  idOrder: readonly SortKey[] | null;
+  /**
+   * The first key of the set's own order when every row read shares its value (a cycle's
+   * employees or rates): a position within it is the rest of the key (repository.ts).
+   */
+  fixedColumn?: string;
+  expression(property: Property): Sql;
+}
+
+const NATIVE_COLUMNS: Record<EntitySetName, Record<string, string>> = {
+  MeritCycles: {
+    id: 'm.id',
+    name: 'm.name',
+    startDate: 'm.start_date',
+    endDate: 'm.end_date',
+    createdDate: 'm.created_date',
+    status: 'm.status',
+    currency: 'm.currency',
+  },
+  Employees: {
+    id: 'e.id',
+    meritCycleId: 'e.merit_cycle_id',
+    email: 'e.email',
+    firstName: 'e.first_name',
+    lastName: 'e.last_name',
+    preferredName: 'e.preferred_name',
+    currencyCode: 'e.currency_code',
+    currencyName: 'e.currency_name',
+    eligibilityStatus: 'e.eligibility_status',
+  },
+  ExchangeRates: {
+    meritCycleId: 'm.id',
+    base: 'm.currency',
+    currency: 'r.key',
+    rate: 'r.value',
+  },
+};
+
+const key = (name: string, column: string, field: string, descending = false): SortKey => ({
+  name,
+  column,
+  field,
+  descending,
+});
+
+/** The rows of `set` that the scope may read; of the cycle `meritCycleId` when given. */
+export function sourceOf(
+  set: EntitySetName,
+  dialect: Dialect,
+  scope: ReadScope,
+  meritCycleId?: string,
+): Source {
+  const org = scope.organizationId;
+  const natives = NATIVE_COLUMNS[set];
+  const native = (property: Property) => {
+    const column = natives[property.name];
+    if (column === undefined) throw new Error(`${set} has no column for ${property.name}`);
+    // The rate, in PostgreSQL, is the text json_each_text gives: compared as a number.
+    if (set === 'ExchangeRates' && property.name === 'rate' && dialect === 'postgres') {
+      return sql`(r.value)::numeric`;
+    }
+    return sql.ref(column);
+  };
+  const expression = (property: Property): Sql =>
+    property.kind === 'native' ? native(property) : columnExpression(dialect, property);
+  switch (set) {
+    case 'MeritCycles':
+      return {
+        rows: sql`from merit_cycles m where m.organization_id = ${org}${inCycleScope(scope, sql`m.id`)}${
+          meritCycleId === undefined ? sql`` : sql` and m.id = ${meritCycleId}`
+        }`,
+        columns: sql`m.id, m.name, m.start_date, m.end_date, m.created_date, m.status, m.currency`,
+        nativeOrder: [
+          key('createdDate', 'm.created_date', 'created_date', true),
+          key('id', 'm.id', 'id'),
+        ],
+        idOrder: [key('id', 'm.id', 'id')],
+        expression,
+      };
+    case 'Employees':
+      // The cycles the scope may read, by a subquery: the page still walks the employee
+      // table's own key (merit_cycle_id, last_name, first_name, id).
+      return {
+        rows: sql`from merit_cycle_employees e where e.organization_id = ${org}
+          and e.merit_cycle_id in (select id from merit_cycles
+            where organization_id = ${org}${inCycleScope(scope, sql`id`)})${
+              meritCycleId === undefined ? sql`` : sql` and e.merit_cycle_id = ${meritCycleId}`
+            }`,
+        columns: sql`e.merit_cycle_id, e.last_name, e.first_name, e.id, e.body`,
+        nativeOrder: [
+          key('meritCycleId', 'e.merit_cycle_id', 'merit_cycle_id'),
+          key('lastName', 'e.last_name', 'last_name'),
+          key('firstName', 'e.first_name', 'first_name'),
+          key('id', 'e.id', 'id'),
+        ],
+        idOrder: [key('id', 'e.id', 'id')],
+        ...(meritCycleId !== undefined && { fixedColumn: 'e.merit_cycle_id' }),
+        expression,
+      };
+    case 'ExchangeRates': {
+      const rates =
+        dialect === 'postgres'
+          ? sql`cross join lateral json_each_text(m.exchange_rates::json) r`
+          : sql`, json_each(m.exchange_rates) r`;
+      return {
+        rows: sql`from merit_cycles m ${rates} where m.organization_id = ${org}${inCycleScope(
+          scope,
+          sql`m.id`,
+        )}${meritCycleId === undefined ? sql`` : sql` and m.id = ${meritCycleId}`}`,
+        columns: sql`m.id as merit_cycle_id, m.currency as base, r.key as currency, r.value as rate`,
+        nativeOrder: [
+          key('meritCycleId', 'm.id', 'merit_cycle_id'),
+          key('currency', 'r.key', 'currency'),
+        ],
+        idOrder: null,
+        ...(meritCycleId !== undefined && { fixedColumn: 'm.id' }),
+        expression,
+      };
+    }
+  }
+}
+
+const DECIMAL_PATTERN = '^-?[0-9]+(\\.[0-9]+)?$';
+
+/**
+ * The SQL value of a column property of the employee `e`, read from its stored JSON, as
+ * values.ts reads it: a decimal as a number (SQLite: a REAL, so beyond 15 significant
+ * digits comparisons are approximate; PostgreSQL: numeric, exact), a date and a string as
+ * text, a boolean as a boolean (SQLite: 1 and 0); a value that does not fit the type null.
+ */
+function columnExpression(dialect: Dialect, property: ColumnProperty): Sql {
+  if (dialect === 'postgres') {
+    const part = property.part === null ? sql`` : sql` -> ${property.part}::text`;
+    const json = sql`(e.body::json -> 'columns' -> ${property.key}::text -> 'value'${part})`;
+    const text = sql`(${json} #>> '{}')`;
+    switch (property.reading) {
+      case 'number':
+        return sql`(case when json_typeof(${json}) in ('number', 'string') and ${text} ~ ${DECIMAL_PATTERN} then ${text}::numeric end)`;
+      case 'currency':
+        return sql`(select case when c.v ~ ${DECIMAL_PATTERN} then c.v::numeric end
+          from json_each_text(case when json_typeof(${json}) = 'object' then ${json} end) as c(k, v) limit 1)`;
+      case 'date':
+        return sql`(case when json_typeof(${json}) = 'string' then ${text} end)`;
+      case 'boolean':
+        return sql`(case when json_typeof(${json}) = 'boolean' then ${text}::boolean end)`;
+      case 'json':
+        return sql`(case when json_typeof(${json}) <> 'null' then ${json}::text end)`;
+      default:
+        return sql`(case json_typeof(${json}) when 'string' then ${text} when 'null' then null else ${json}::text end)`;
+    }
+  }
+  const part = property.part === null ? sql`` : sql` || '.' || json_quote(${property.part})`;
+  const path = sql`('$.columns.' || json_quote(${property.key}) || '.value'${part})`;
+  const type = sql`json_type(e.body, ${path})`;
+  switch (property.reading) {
+    case 'number':
+      return sql`(case when ${type} in ('integer', 'real', 'text') then cast(e.body ->> ${path} as real) end)`;
+    case 'currency':
+      return sql`(case when ${type} = 'object' then cast((select c.value from json_each(e.body, ${path}) c limit 1) as real) end)`;
+    case 'date':
+      return sql`(case when ${type} = 'text' then e.body ->> ${path} end)`;
+    case 'boolean':
+      return sql`(case ${type} when 'true' then 1 when 'false' then 0 end)`;
+    case 'json':
+      return sql`(case when ${type} <> 'null' then e.body -> ${path} end)`;
+    default:
+      return sql`(case ${type} when 'text' then e.body ->> ${path} when 'null' then null else e.body -> ${path} end)`;
+  }
+}

@@ -1,0 +1,57 @@
+// Requests to the OData feed over real HTTP, with the key as x-api-key or Basic password.
+import type { TestServer } from './server.js';
+
+export const FEED = '/odata/v4';
+
+export interface FeedResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: feed bodies are checked field by field.
+  json: any;
+}
+
+export async function feed(
+  server: TestServer,
+  path: string,
+  options: { key?: string | null; basic?: string; headers?: Record<string, string> } = {},
+): Promise<FeedResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers['x-api-key'] = options.key;
+  if (options.basic) {
+    headers.authorization = `Basic ${Buffer.from(`analyst:${options.basic}`).toString('base64')}`;
+  }
+  const response = await fetch(`${server.url}${FEED}${path}`, { headers });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/** Every entity of a collection, following @odata.nextLink; the pages' sizes too. */
+export async function walk(
+  server: TestServer,
+  path: string,
+  key: string,
+  headers: Record<string, string> = {},
+  // biome-ignore lint/suspicious/noExplicitAny: entities are checked field by field.
+): Promise<{ entities: any[]; pages: number[] }> {
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
+  const entities: any[] = [];
+  const pages: number[] = [];
+  let url: string | undefined = `${server.url}${FEED}${path}`;
+  while (url) {
+    const response = await fetch(url, { headers: { 'x-api-key': key, ...headers } });
+    if (response.status !== 200)
+      throw new Error(`${url}: ${response.status} ${await response.text()}`);
+    const body = (await response.json()) as { value: unknown[]; '@odata.nextLink'?: string };
+    entities.push(...body.value);
+    pages.push(body.value.length);
+    url = body['@odata.nextLink'];
+  }
+  return { entities, pages };
+}
