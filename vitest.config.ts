@@ -3,17 +3,19 @@ import { detectServices, type ProjectName, planProjects } from './test/helpers/p
 
 // The suite runs once per database: SQLite always, PostgreSQL when the machine has it
 // (CI installs it) or COMPPLAN_TEST_POSTGRES_URL names a server. One suite, two runs.
-// The production topology (several instances, PostgreSQL, Redis, nginx; test/production)
-// the web application's browser tests (test/web, Debian's Chromium) and the benchmark's
-// wrk scripts (test/bench) run when what they need is installed (CI installs it all). The run ends by listing the projects
-// skipped and for lack of what (test/helpers/projects-reporter.ts); under CI=true a
-// skipped project fails it.
+// The tests that need Redis (test/redis), the production topology (several instances,
+// PostgreSQL, Redis, nginx; test/production), the web application's browser tests
+// (test/web, Debian's Chromium) and the benchmark's wrk scripts (test/bench) run when what
+// they need is installed (CI installs it all; test/helpers/projects.ts). The run ends by
+// listing the projects skipped and for lack of what (test/helpers/projects-reporter.ts);
+// under CI=true a skipped project fails it.
 const runs = new Set<ProjectName>(
   planProjects(detectServices())
     .filter((plan) => plan.missing.length === 0)
     .map((plan) => plan.name),
 );
 const withPostgres = runs.has('postgres');
+const withRedis = runs.has('redis');
 const withProduction = runs.has('production');
 const withChromium = runs.has('web');
 const withWrk = runs.has('bench');
@@ -37,6 +39,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [
             ...configDefaults.exclude,
+            'test/redis/**',
             'test/production/**',
             'test/web/**',
             'test/bench/**',
@@ -59,6 +62,19 @@ export default defineConfig({
                   'test/webhooks/**/*.test.ts',
                 ],
                 provide: { dialect: 'postgres' as const },
+              },
+            },
+          ]
+        : []),
+      ...(withRedis
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'redis',
+                // The quota in Redis; what it counts does not depend on the database.
+                include: ['test/redis/**/*.test.ts'],
+                provide: { dialect: 'sqlite' as const },
               },
             },
           ]

@@ -23,10 +23,11 @@ const POSTGRES = `PostgreSQL (${POSTGRES_BIN}/initdb and pg_ctl, or COMPPLAN_TES
 const NGINX = `nginx (${NGINX_BIN})`;
 
 describe('the test projects a machine runs', () => {
-  it('are all five when PostgreSQL, Redis, nginx, Chromium and wrk are there', () => {
+  it('are all six when PostgreSQL, Redis, nginx, Chromium and wrk are there', () => {
     expect(planProjects(everything)).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [] },
+      { name: 'redis', missing: [] },
       { name: 'production', missing: [] },
       { name: 'web', missing: [] },
       { name: 'bench', missing: [] },
@@ -37,6 +38,7 @@ describe('the test projects a machine runs', () => {
     expect(planProjects(nothing)).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [POSTGRES] },
+      { name: 'redis', missing: ['redis-server (on PATH)'] },
       {
         name: 'production',
         missing: [POSTGRES, 'redis-server (on PATH)', NGINX],
@@ -46,10 +48,11 @@ describe('the test projects a machine runs', () => {
     ]);
   });
 
-  it('leave out production alone when only Redis is missing', () => {
+  it('leave out redis and production when only Redis is missing', () => {
     expect(planProjects({ ...everything, redis: false })).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [] },
+      { name: 'redis', missing: ['redis-server (on PATH)'] },
       { name: 'production', missing: ['redis-server (on PATH)'] },
       { name: 'web', missing: [] },
       { name: 'bench', missing: [] },
@@ -60,18 +63,18 @@ describe('the test projects a machine runs', () => {
 describe('the lines that close a run', () => {
   it('list the projects run and nothing else when none was skipped, and pass under CI', () => {
     const plans = planProjects(everything);
-    const all = ['sqlite', 'postgres', 'production', 'web', 'bench'];
+    const all = ['sqlite', 'postgres', 'redis', 'production', 'web', 'bench'];
     expect(projectsSummary(plans, all, true)).toEqual({
-      lines: ['Test projects run: sqlite, postgres, production, web, bench'],
+      lines: ['Test projects run: sqlite, postgres, redis, production, web, bench'],
       failed: false,
     });
   });
 
   it('name each skipped project and what it lacks; outside CI the run still passes', () => {
     const plans = planProjects({ ...everything, nginx: false, chromium: false });
-    expect(projectsSummary(plans, ['sqlite', 'postgres', 'bench'], false)).toEqual({
+    expect(projectsSummary(plans, ['sqlite', 'postgres', 'redis', 'bench'], false)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres, bench',
+        'Test projects run: sqlite, postgres, redis, bench',
         `Test project skipped: production, for lack of ${NGINX}`,
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
       ],
@@ -81,9 +84,10 @@ describe('the lines that close a run', () => {
 
   it('fail the run under CI when a project was skipped, saying which', () => {
     const plans = planProjects({ ...everything, chromium: false });
-    expect(projectsSummary(plans, ['sqlite', 'postgres', 'production', 'bench'], true)).toEqual({
+    const ran = ['sqlite', 'postgres', 'redis', 'production', 'bench'];
+    expect(projectsSummary(plans, ran, true)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres, production, bench',
+        'Test projects run: sqlite, postgres, redis, production, bench',
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
         'CI=true: every test project must run, and web did not: install what it lacks (.ci/run installs it all).',
       ],
@@ -96,7 +100,7 @@ describe('the lines that close a run', () => {
     expect(projectsSummary(plans, ['sqlite'], true)).toEqual({
       lines: [
         'Test projects run: sqlite',
-        'Test projects not run (no test of theirs selected): postgres, production, web, bench',
+        'Test projects not run (no test of theirs selected): postgres, redis, production, web, bench',
       ],
       failed: false,
     });
