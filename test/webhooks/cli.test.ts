@@ -55,9 +55,6 @@ describe('compplan webhooks', () => {
     const server = await startCliServer([], {
       ...env,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
-      // Retries and the lease 1/20 of the real ones: a dead instance's lease (30 s) runs
-      // out in 1.5 s.
-      WEBHOOK_SCHEDULE_SCALE: '0.05',
     });
     servers.push(server);
     return server;
@@ -246,6 +243,20 @@ describe('compplan webhooks', () => {
     const [held] = await receiver.waitFor(1);
     first.process.kill('SIGKILL');
     await new Promise((resolve) => first.process.once('exit', resolve));
+    // The dead instance's lease (30 s) runs out: its end moved to now in the database, as
+    // the clock would move it, instead of waited for.
+    const handle = openDatabase(database.config);
+    try {
+      const leased = await handle.db
+        .updateTable('webhook_deliveries')
+        .set({ lease_expires_at: new Date().toISOString() })
+        .where('id', '=', held?.id ?? '')
+        .where('lease_expires_at', 'is not', null)
+        .executeTakeFirst();
+      expect(leased.numUpdatedRows).toBe(1n);
+    } finally {
+      await handle.db.destroy();
+    }
 
     await serve();
     const received = await receiver.waitFor(2);
