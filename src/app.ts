@@ -36,6 +36,11 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream;
   /** The wall clock API key expiry is compared with; tests move their own (never sleep). */
   now?: () => number;
+  /**
+   * The clock of how long a kept API key answer has gone unconfirmed (src/modules/api-keys/
+   * verifier.ts); performance.now() when absent. Tests move their own.
+   */
+  monotonic?: () => number;
   /** Runs a webhook dispatcher (src/webhooks): `compplan serve` does; most tests need none. */
   deliverWebhooks?: boolean;
   /** The dispatcher's retry delays and lease; the real schedule when absent (tests: shorter). */
@@ -153,7 +158,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...(options.webhookSchedule && { schedule: options.webhookSchedule }),
     });
   }
-  await app.register(authentication, options.now ? { now: options.now } : {});
+  await app.register(authentication, {
+    ...(options.now && { now: options.now }),
+    ...(options.monotonic && { monotonic: options.monotonic }),
+  });
   // Every step a request goes through, in order, before any route is registered.
   registerRequestPipeline(app, { maxUrlLength: MAX_URL_LENGTH });
   // Collects every read-only route from here on, /openapi.json and /docs included.

@@ -59,6 +59,8 @@ export interface TestServerOptions {
   redisUrl?: string;
   /** The clock the server compares key expiry with (a TestClock's now): tests never sleep. */
   now?: () => number;
+  /** The clock of the key verifier's confirmation window (a TestClock's now). */
+  monotonic?: () => number;
   /** CHANGE_RETENTION_DAYS; the default (30) when absent. */
   changeRetentionDays?: number;
   /** Runs a webhook dispatcher with this configuration, as `compplan serve` does. */
@@ -81,14 +83,7 @@ export function scaledSchedule(scale: number): WebhookSchedule {
   };
 }
 
-/** A wall clock that stands still (at the real time it was made) until a test moves it. */
-export class TestClock {
-  private at = Date.now();
-  readonly now = () => this.at;
-  advance(ms: number): void {
-    this.at += ms;
-  }
-}
+export { TestClock } from './clock.js';
 
 /** Tests that do not exercise the rate limit must never meet it. */
 export const UNLIMITED = 1_000_000;
@@ -132,6 +127,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     database,
     logStream,
     ...(options.now && { now: options.now }),
+    ...(options.monotonic && { monotonic: options.monotonic }),
     deliverWebhooks: options.webhooks !== undefined,
     ...(options.webhookSchedule && { webhookSchedule: options.webhookSchedule }),
     ...(options.timeouts && { timeouts: options.timeouts }),
