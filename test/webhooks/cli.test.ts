@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
+import { listOrganizationWebhooks, removeWebhookEndpointById } from '../../src/webhooks/service.js';
 import { type CliServer, runCli, startCliServer, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -74,6 +75,16 @@ describe('compplan webhooks', () => {
     return JSON.parse(result.stdout) as Listed[];
   }
 
+  /** The endpoints as `list` reads them, read in this process: polled without a command each time. */
+  async function listed() {
+    const handle = openDatabase(database.config);
+    try {
+      return await listOrganizationWebhooks(handle.db, ORG);
+    } finally {
+      await handle.db.destroy();
+    }
+  }
+
   async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 20_000) {
     const deadline = Date.now() + ms;
     for (;;) {
@@ -103,8 +114,15 @@ describe('compplan webhooks', () => {
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.stop()));
     await receiver.close();
-    for (const endpoint of await list()) {
-      await runCli(['webhooks', 'remove', endpoint.id], { env });
+    // Through the service `webhooks remove` calls, in this process: a command started for
+    // each endpoint would only repeat what the test of `remove` runs.
+    const handle = openDatabase(database.config);
+    try {
+      for (const endpoint of await listOrganizationWebhooks(handle.db, ORG)) {
+        await removeWebhookEndpointById(handle.db, endpoint.id);
+      }
+    } finally {
+      await handle.db.destroy();
     }
   });
 
@@ -203,7 +221,8 @@ describe('compplan webhooks', () => {
       violations: [],
       body: { type: 'ping', data: { endpointId: added.id } },
     });
-    const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    await until(listed, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    const [endpoint] = await list();
     expect(endpoint?.deliveries).toEqual([
       expect.objectContaining({ id: ping?.id, eventType: 'ping', state: 'delivered', attempts: 1 }),
     ]);
@@ -265,7 +284,8 @@ describe('compplan webhooks', () => {
       [held?.id, 'meritCycle.updated', true],
     ]);
     expect(received[1]?.rawBody).toBe(held?.rawBody);
-    const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    await until(listed, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    const [endpoint] = await list();
     expect(endpoint?.deliveries).toEqual([
       expect.objectContaining({ id: held?.id, state: 'delivered', attempts: 1 }),
     ]);
