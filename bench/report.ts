@@ -59,7 +59,7 @@ export const RATIO_TARGETS: Record<ScenarioName, Record<DatabaseName, number>> =
   'cycle list': { SQLite: 0.6, PostgreSQL: 0.6 },
   'employees page 1': { SQLite: 0.6, PostgreSQL: 0.6 },
   'employees walk': { SQLite: 0.3, PostgreSQL: 0.2 },
-  // decisions.md section 4: delta pages at the speed of list pages.
+  // docs/delta-sync.md, "Cost": delta pages at the speed of list pages.
   'employees delta': { SQLite: 0.3, PostgreSQL: 0.2 },
 };
 export const WALK_P99_MS = 25;

@@ -6,7 +6,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import { type Config, DEFAULT_WEBHOOK_CONFIG } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { clientErrorHandler } from './http/client-errors.js';
-import { drainOnClose } from './http/drain.js';
+import { type Drain, drainConnections } from './http/drain.js';
 import { REQUEST_ID_SHAPE, registerRequestPipeline } from './http/pipeline.js';
 import { compiledSerializer } from './http/serializer.js';
 import { createLogger } from './logger.js';
@@ -26,6 +26,13 @@ import { API_RESPONSE_HEADERS } from './plugins/security-headers.js';
 import rateLimit from './rate-limit/plugin.js';
 import webhooks from './webhooks/plugin.js';
 import type { WebhookSchedule } from './webhooks/schedule.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** How the server lets go of its connections on shutdown (src/http/drain.ts). */
+    drain: Drain;
+  }
+}
 
 export interface AppOptions {
   config: Config;
@@ -119,6 +126,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // On shutdown, a request that still arrives on an open connection is served (the
     // client sent it to a live server); src/http/drain.ts closes the connection after it.
     return503OnClosing: false,
+    // Connections are let go by src/http/drain.ts (a preClose hook below), not by Fastify.
+    forceCloseConnections: false,
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
       headersTimeout: timeouts.headersMs,
@@ -146,7 +155,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(compiledSerializer);
-  drainOnClose(app.server);
+  app.decorate('drain', drainConnections(app.server));
+  // First among the preClose hooks: every answer is delivered and every connection closed
+  // before Fastify's own server.close() (which would cut answers still being written) and
+  // before the plugins let go of the database.
+  app.addHook('preClose', () => app.drain.close());
   await app.register(errorHandler);
   await app.register(database, { database: options.database });
   await app.register(cursors);

@@ -8,7 +8,28 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type DatabaseConfig =
   | { readonly dialect: 'sqlite'; readonly path: string }
-  | { readonly dialect: 'postgres'; readonly url: string };
+  | {
+      readonly dialect: 'postgres';
+      readonly url: string;
+      /** Tests only: smaller bounds, so that an outage is seen in seconds. */
+      readonly bounds?: Partial<PostgresBounds>;
+    };
+
+/** How long compplan waits for PostgreSQL; the values and why: src/db/timeouts.ts. */
+export interface PostgresBounds {
+  /** Opening a connection, and waiting for one from a full pool. */
+  readonly connectMs: number;
+  /** The server's statement timeout for the API's statements (504). */
+  readonly statementMs: number;
+  /** How long a statement of the API may go unanswered (503; the connection is closed). */
+  readonly queryMs: number;
+  /** How long a request may wait for a turn at the pool (503). */
+  readonly turnWaitMs: number;
+  /** How long /readyz waits for the database before answering "not ready". */
+  readonly readinessMs: number;
+  /** Idle time before the first TCP keepalive probe of a connection. */
+  readonly keepAliveMs: number;
+}
 
 export interface Config {
   readonly port: number;
@@ -27,7 +48,7 @@ export interface Config {
    */
   readonly trustProxy: readonly string[];
   /**
-   * How long removals are remembered for delta sync (decisions.md section 4): tombstones
+   * How long removals are remembered for delta sync (docs/delta-sync.md, "Retention"): tombstones
    * older than this are purged, and a delta token older than this gets 410.
    */
   readonly changeRetentionDays: number;

@@ -6,7 +6,7 @@
 export class ManagementError extends Error {}
 
 // The one error type the API answers with. The error handler turns it (and every other
-// error) into the body that api.md section 7 defines.
+// error) into the body that docs/api-behaviour.md defines ("Errors").
 
 export interface ValidationIssue {
   /** The offending parameter, e.g. `limit` or `startDate[gte]`. */

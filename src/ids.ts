@@ -1,4 +1,4 @@
-// Public identifiers: a type prefix and a lowercase UUID (decisions.md: IDs).
+// Public identifiers: a type prefix and a lowercase UUID (docs/api-behaviour.md, "IDs").
 import { randomUUID } from 'node:crypto';
 
 // wh: a webhook endpoint; evt: an event; msg: one event's delivery to one endpoint, whose

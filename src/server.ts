@@ -85,8 +85,9 @@ export function closeOnSignals(app: FastifyInstance): void {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     // From now on every answer closes its connection, and idle connections are closed
-    // (src/http/drain.ts); the listening socket stays open a moment longer.
-    app.server.closeIdleConnections();
+    // (src/http/drain.ts); the listening socket stays open a moment longer, and closes
+    // (app.close() runs the drain's close first) once no answer is still being written.
+    app.drain.begin();
     setTimeout(closeApp, ACCEPT_GRACE_MS);
   };
   const closeApp = () => {

@@ -1,5 +1,5 @@
 // One change of an organisation's data — an import, or the removal of a merit cycle — as
-// delta sync sees it (decisions.md section 4, migration 0010).
+// delta sync sees it (docs/delta-sync.md, migration 0010).
 //
 // Every row the change creates, changes or removes gets a stamp of its own above the
 // organisation's counter, in the order the change writes the rows; the counter itself is

@@ -35,13 +35,15 @@ export async function inOrganizationTransaction<T>(
 }
 
 async function inTransaction<T>(
-  { db, dialect }: DatabaseHandle,
+  { longDb: db, dialect }: DatabaseHandle,
   work: (trx: Tx, lock: (slug: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
+  // Long work (src/db/connect.ts): an import's statements are as large as its largest
+  // cycle; they run as long as they need while the server answers.
   if (dialect === 'postgres') {
     return db.transaction().execute(async (trx) => {
-      // The pool's 5 s statement timeout is for API requests; an import's statements are
-      // as large as its largest cycle.
+      // Also where a statement timeout is set on the database role (PgBouncer, see
+      // docs/operations.md): an import's statements have none.
       await sql`set local statement_timeout = 0`.execute(trx);
       // ANALYZE of the import's staging tables samples 3,000 rows, not the default 30,000:
       // the plans need their sizes and which columns are unique, not fine histograms; 18 ms

@@ -46,7 +46,12 @@ export async function withDatabase<T>(
     const { signal } = options;
     if (!signal) return await work(database);
     signal.throwIfAborted();
-    return await work({ ...database, db: database.db.withPlugin(new StopAfterAbort(signal)) });
+    const stop = new StopAfterAbort(signal);
+    return await work({
+      ...database,
+      db: database.db.withPlugin(stop),
+      longDb: database.longDb.withPlugin(stop),
+    });
   } catch (error) {
     failed = true;
     throw error;

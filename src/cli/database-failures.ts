@@ -4,12 +4,13 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 import type { DatabaseConfig } from '../config.js';
+import { POSTGRES_BOUNDS } from '../db/timeouts.js';
 
 // src/db/connect.ts's SQLITE_BUSY_TIMEOUT_MS (not imported: that would load the drivers
 // for every command).
 const SQLITE_BUSY_WAIT = '5 s';
-// src/db/connect.ts's POSTGRES_CONNECT_TIMEOUT_MS.
-const POSTGRES_CONNECT_WAIT = '3 s';
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 /** The one line for a failure of the configured database; undefined for anything else. */
 export function describeDatabaseFailure(
@@ -23,7 +24,7 @@ export function describeDatabaseFailure(
   const failure = starting ? error.cause : error;
   return database.dialect === 'sqlite'
     ? describeSqliteFailure(failure, resolve(database.path))
-    : describePostgresFailure(failure, database.url, starting);
+    : describePostgresFailure(failure, database, starting);
 }
 
 function codeOf(error: unknown): string | undefined {
@@ -150,11 +151,11 @@ const POSTGRES_REFUSALS: Record<string, string> = {
 
 function describePostgresFailure(
   error: unknown,
-  url: string,
+  database: Extract<DatabaseConfig, { dialect: 'postgres' }>,
   starting: boolean,
 ): string | undefined {
   if (!(error instanceof Error)) return undefined;
-  const where = postgresAddress(url);
+  const where = postgresAddress(database.url);
   const cannotConnect = (reason: string) =>
     `cannot connect to PostgreSQL at ${where} (${reason}); check DATABASE_URL`;
   const code = codeOf(error);
@@ -175,7 +176,14 @@ function describePostgresFailure(
     message.includes('timeout exceeded when trying to connect') ||
     message.includes('Connection terminated due to connection timeout')
   ) {
-    return cannotConnect(`no answer within ${POSTGRES_CONNECT_WAIT}`);
+    const connectMs = database.bounds?.connectMs ?? POSTGRES_BOUNDS.connectMs;
+    return cannotConnect(`no answer within ${seconds(connectMs)}`);
+  }
+  // src/db/errors.ts's DatabaseNotAnswering (not imported, as above).
+  if (code === 'COMPPLAN_DATABASE_NOT_ANSWERING') {
+    return `PostgreSQL at ${where} stopped answering (no answer within ${seconds(
+      (error as { waitedMs?: number }).waitedMs ?? 0,
+    )}); the connection was closed, so its transaction was not committed. Try again once it answers.`;
   }
   if (message.includes('does not support SSL')) {
     return cannotConnect('the server does not support SSL; check sslmode');

@@ -1,4 +1,4 @@
-// The `compplan` command line (decisions.md section 2): a thin layer over the modules.
+// The `compplan` command line (README.md, "Command line"): a thin layer over the modules.
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ManagementError } from '../errors.js';

@@ -6,9 +6,12 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig, PostgresBounds } from '../config.js';
 import { type DataRevision, postgresRevision, sqliteRevision } from './data-revision.js';
-import { withNamedStatements, withStatementCache } from './statement-cache.js';
+import { LivenessWatch, probeServer } from './liveness.js';
+import { guardedPool } from './postgres-pool.js';
+import { statementNames, withStatementCache } from './statement-cache.js';
+import { POSTGRES_BOUNDS } from './timeouts.js';
 import type { Database } from './types.js';
 
 export type Db = Kysely<Database>;
@@ -21,8 +24,17 @@ export interface PoolStats {
 }
 
 export interface DatabaseHandle {
+  /** Every statement bounded (PostgreSQL: src/db/timeouts.ts); for the API and its like. */
   readonly db: Db;
+  /**
+   * For work whose statements may rightly run long (migrations, an import, a cycle's
+   * removal): PostgreSQL lets them run as long as the server answers (src/db/liveness.ts),
+   * on connections of their own, closed with `db`. The same as `db` for SQLite.
+   */
+  readonly longDb: Db;
   readonly dialect: Dialect;
+  /** PostgreSQL's bounds (src/db/timeouts.ts); undefined for the embedded database. */
+  readonly bounds?: PostgresBounds;
   /** Whether imported data may have changed (data-revision.ts): the response cache's check. */
   readonly revision: DataRevision;
   /** Connection pool figures, for metrics; undefined for the embedded database. */
@@ -38,12 +50,10 @@ export interface DatabaseHandle {
   checkWritable?(): void;
 }
 
-// A request never waits longer than this for PostgreSQL: a slow or stuck query becomes
-// an error the client sees (503/504) instead of a hung connection.
-const POSTGRES_STATEMENT_TIMEOUT_MS = 5_000;
-const POSTGRES_CONNECT_TIMEOUT_MS = 3_000;
 // Two cores serve the API; more connections than this only queue inside PostgreSQL.
 const POSTGRES_POOL_SIZE = 10;
+// Long work (longDb) runs one transaction at a time: an import, a removal, migrations.
+const POSTGRES_LONG_WORK_POOL_SIZE = 2;
 // How long a SQLite writer waits for another one (an import holds the lock throughout)
 // before it fails with SQLITE_BUSY. src/cli/database-failures.ts names it in its message.
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
@@ -72,10 +82,12 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
       sqlite.close();
       throw error;
     }
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    });
     return {
-      db: new Kysely<Database>({
-        dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
-      }),
+      db,
+      longDb: db,
       dialect: 'sqlite',
       revision: sqliteRevision(sqlite),
       checkWritable() {
@@ -94,25 +106,58 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   // Loaded only for a PostgreSQL URL: every `compplan` process (one per imported file)
   // would otherwise pay for the driver's modules at start-up, SQLite or not. `pg` is
   // CommonJS, so require() loads it synchronously and openDatabase stays synchronous.
-  const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
-  const pool = new Pool({
+  const { Pool, Client } = createRequire(import.meta.url)('pg') as typeof pg;
+  const bounds: PostgresBounds = { ...POSTGRES_BOUNDS, ...config.bounds };
+  const common = {
     connectionString: config.url,
-    max: POSTGRES_POOL_SIZE,
-    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
-    statement_timeout: POSTGRES_STATEMENT_TIMEOUT_MS,
+    connectionTimeoutMillis: bounds.connectMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: bounds.keepAliveMs,
     application_name: 'compplan',
+  };
+  const pool = new Pool({
+    ...common,
+    max: POSTGRES_POOL_SIZE,
+    statement_timeout: bounds.statementMs,
   });
   // A connection that fails outside a query (PostgreSQL shut down or restarted, the
   // network cut) emits 'error' on its client — idle in the pool, or checked out between
   // two statements — and without a listener Node would end the process. The pool drops
   // such a connection; the next query opens a new one.
   const onError = (error: Error) => options.onIdleError?.(error);
-  pool.on('error', onError);
-  pool.on('connect', (client) => client.on('error', onError));
+  const listen = (target: pg.Pool) => {
+    target.on('error', onError);
+    target.on('connect', (client) => client.on('error', onError));
+    return target;
+  };
+  listen(pool);
+  // Opened on first use: a server uses it only for the migrations it applies at start.
+  let longWorkPool: pg.Pool | undefined;
+  const longWork = () => {
+    longWorkPool ??= listen(new Pool({ ...common, max: POSTGRES_LONG_WORK_POOL_SIZE }));
+    return longWorkPool;
+  };
+  const nameOf = statementNames();
+  const requests = guardedPool(
+    () => pool.connect(),
+    async () => {
+      await Promise.all([pool.end(), longWorkPool?.end()]);
+    },
+    { nameOf, queryTimeoutMs: bounds.queryMs },
+  );
+  const watch = new LivenessWatch(probeServer(Client, config.url, bounds), bounds.queryMs);
+  // Ended with `db` (above); Kysely's destroy of longDb ends nothing.
+  const long = guardedPool(
+    () => longWork().connect(),
+    async () => undefined,
+    { nameOf, watch },
+  );
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) }),
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: requests }) }),
+    longDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: long }) }),
     dialect: 'postgres',
-    revision: postgresRevision(config.url),
+    bounds,
+    revision: postgresRevision(config.url, bounds),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     poolSize: POSTGRES_POOL_SIZE,
   };

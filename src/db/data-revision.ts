@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import type SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import type pg from 'pg';
+import type { PostgresBounds } from '../config.js';
 import type { Database } from './types.js';
 
 export interface DataRevision {
@@ -47,7 +48,6 @@ const CHANNEL = 'compplan_data_changed';
 // After the listening connection is lost, how long before trying again; meanwhile no
 // answer is cached or reused, so the API is only slower.
 const RELISTEN_DELAY_MS = 1_000;
-const LISTEN_CONNECT_TIMEOUT_MS = 3_000;
 
 // How long one reading of SQLite's data_version answers for (see the top of this file).
 const SQLITE_CHECK_INTERVAL_MS = 1;
@@ -78,7 +78,11 @@ export function sqliteRevision(sqlite: SQLite.Database): DataRevision {
   };
 }
 
-export function postgresRevision(url: string): DataRevision {
+/** `bounds`: connecting and the answer to LISTEN (src/db/timeouts.ts). */
+export function postgresRevision(
+  url: string,
+  bounds: Pick<PostgresBounds, 'connectMs' | 'queryMs' | 'keepAliveMs'>,
+): DataRevision {
   // Names this handle in its notices: its own imports have said so already (`changed()`),
   // and hearing them again would only throw away the answers kept since.
   const self = randomUUID();
@@ -110,7 +114,10 @@ export function postgresRevision(url: string): DataRevision {
     const { Client } = createRequire(import.meta.url)('pg') as typeof pg;
     const client = new Client({
       connectionString: url,
-      connectionTimeoutMillis: LISTEN_CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: bounds.connectMs,
+      query_timeout: bounds.queryMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: bounds.keepAliveMs,
       application_name: 'compplan listener',
     });
     listener = client;

@@ -4,6 +4,19 @@
 
 export type DatabaseFailure = 'unavailable' | 'timeout';
 
+/**
+ * The server did not answer a statement within its bound (src/db/timeouts.ts): the
+ * connection it was sent on has been closed. Unavailable (503), not a slow statement: a
+ * server that answers cancels a slow statement itself, earlier (57014, 504).
+ */
+export class DatabaseNotAnswering extends Error {
+  override name = 'DatabaseNotAnswering';
+  readonly code = 'COMPPLAN_DATABASE_NOT_ANSWERING';
+  constructor(readonly waitedMs: number) {
+    super(`the database did not answer within ${waitedMs} ms; the connection was closed`);
+  }
+}
+
 // Node socket errors on the way to PostgreSQL.
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -31,6 +44,7 @@ const UNAVAILABLE_MESSAGES = [
 export function classifyDatabaseError(error: unknown): DatabaseFailure | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
+  if (error instanceof DatabaseNotAnswering) return 'unavailable';
   if (typeof code === 'string') {
     if (code === QUERY_CANCELED) return 'timeout';
     if (NETWORK_CODES.has(code) || UNAVAILABLE_STATES.has(code) || code.startsWith('08'))

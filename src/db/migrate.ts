@@ -41,8 +41,9 @@ export class MigrationError extends Error {
 }
 
 /** The migrator of compplan's migrations (Kysely's, which records them in the database). */
-export function migratorOf({ db, dialect }: DatabaseHandle): Migrator {
-  return new Migrator({ db, provider: new CompiledMigrations(dialect) });
+export function migratorOf({ longDb, dialect }: DatabaseHandle): Migrator {
+  // A migration's statements take as long as the data makes them: long work (connect.ts).
+  return new Migrator({ db: longDb, provider: new CompiledMigrations(dialect) });
 }
 
 /** Applies every pending migration; returns the names of those applied now. */

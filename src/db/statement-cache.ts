@@ -9,8 +9,7 @@
 // being iterated (a streamed query) is never handed out twice: a fresh one is prepared.
 import { createHash } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
-import type { PostgresPool, PostgresPoolClient, SqliteDatabase, SqliteStatement } from 'kysely';
-import type pg from 'pg';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 const MAX_STATEMENTS = 200;
 
@@ -48,42 +47,19 @@ export function withStatementCache(
 /**
  * The same for PostgreSQL: node-postgres sends every query unnamed, so the server parses
  * and plans it each time. A read whose SQL text has been seen is sent as a named prepared
- * statement instead (the name derived from the text), which each connection prepares
- * once and then only binds and executes. Only `select` texts, and at most MAX_STATEMENTS
- * of them: a connection keeps what it prepared for its life, so the set must stay small
- * (the hot reads of the API are a handful of texts).
+ * statement instead (the name derived from the text; src/db/postgres-pool.ts sends it),
+ * which each connection prepares once and then only binds and executes. Only `select`
+ * texts, and at most MAX_STATEMENTS of them: a connection keeps what it prepared for its
+ * life, so the set must stay small (the hot reads of the API are a handful of texts).
  */
-export function withNamedStatements(pool: pg.Pool, max = MAX_STATEMENTS): PostgresPool {
+export function statementNames(max = MAX_STATEMENTS): (text: string) => string | undefined {
   const names = new Map<string, string>();
-  const nameOf = (text: string): string | undefined => {
+  return (text) => {
     let name = names.get(text);
     if (name === undefined && names.size < max && /^\s*select\b/i.test(text)) {
       name = `compplan_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
       names.set(text, name);
     }
     return name;
-  };
-  // Kysely keeps one connection object per client, found by identity: one wrapper each.
-  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    let wrapper = wrappers.get(client);
-    if (!wrapper) {
-      wrapper = {
-        // biome-ignore lint/suspicious/noExplicitAny: the overloads of PostgresPoolClient.query
-        query: ((text: any, values?: unknown[]) => {
-          const name = typeof text === 'string' ? nameOf(text) : undefined;
-          return name === undefined
-            ? client.query(text, values)
-            : client.query({ name, text, values: values as unknown[] });
-        }) as unknown as PostgresPoolClient['query'],
-        release: () => client.release(),
-      };
-      wrappers.set(client, wrapper);
-    }
-    return wrapper;
-  };
-  return {
-    connect: async () => wrap(await pool.connect()),
-    end: () => pool.end(),
   };
 }

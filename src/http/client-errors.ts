@@ -1,7 +1,7 @@
 // Answers for requests that never become requests: Node's HTTP parser refuses them
 // (headers too large, a request line it cannot read, a client too slow to send its
 // headers) before Fastify sees them. They get the same JSON error body as every other
-// error (api.md section 7), then the connection is closed.
+// error (docs/api-behaviour.md, "Errors"), then the connection is closed.
 //
 // Fastify's default handler answers these too, but with another body shape, and logs the
 // parser error whole at trace level: that error carries the raw bytes received, the

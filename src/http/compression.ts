@@ -8,7 +8,7 @@
 // The encoding is chosen by `negotiator` (jshttp's, Express's negotiation), which reads
 // Accept-Encoding as RFC 9110 section 12.5.3 does: `q=0` means "not acceptable", a named
 // coding outranks `*`, and identity is acceptable unless excluded.
-import { Readable } from 'node:stream';
+import { Readable, pipeline as streamPipeline } from 'node:stream';
 import { promisify } from 'node:util';
 import {
   brotliCompress,
@@ -120,6 +120,11 @@ function varyOnEncoding(reply: FastifyReply): void {
     reply.header('vary', `${vary}, accept-encoding`);
 }
 
+// Replies whose stream is being encoded here. One that comes back through this step is the
+// error answer of a stream that failed before its first byte went out: its Content-Encoding
+// was set for the stream, not for the error's body.
+const encodingStreams = new WeakSet<FastifyReply>();
+
 /**
  * The compression step of the pipeline: the body to send. A body is encoded when it is
  * text of 1 KiB or more and the client accepts an encoding (at once, or a promise of it
@@ -127,6 +132,7 @@ function varyOnEncoding(reply: FastifyReply): void {
  * the response cache) and answers without a body are left alone.
  */
 export function compress(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  if (encodingStreams.delete(reply)) reply.removeHeader('content-encoding');
   if (payload === null || payload === undefined || reply.hasHeader('content-encoding')) {
     return payload;
   }
@@ -144,7 +150,12 @@ export function compress(request: FastifyRequest, reply: FastifyReply, payload: 
     if (encoding === undefined) return payload;
     reply.removeHeader('content-length');
     reply.header('content-encoding', encoding);
-    return payload.pipe(ENCODER_STREAMS[encoding]());
+    encodingStreams.add(reply);
+    // stream.pipeline, not pipe: a source that fails destroys the encoder with its error, and
+    // Fastify then ends the response and closes the connection at once (pipe would leave
+    // the encoder open and the client waiting for the socket's timeout); a client that
+    // leaves destroys the encoder, and stream.pipeline the source. Fastify logs the error.
+    return streamPipeline(payload, ENCODER_STREAMS[encoding](), () => {});
   }
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
   // Measured without a copy: most answers are small, and a string becomes bytes only

@@ -25,7 +25,7 @@
 //
 // The key's quota is taken before any work and labels every answer of a request that
 // carried a valid key, whatever its status: 200, 304, 404 of an unknown path, 405, 422,
-// 429 (decisions.md, "Rate limit").
+// 429 (docs/api-behaviour.md, "Rate limits").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { accessLog } from '../logger.js';
@@ -56,8 +56,6 @@ declare module 'fastify' {
 // A request id from a trusted proxy is kept (so one id follows a request through the
 // load balancer); anything that is not a short plain token is replaced.
 export const REQUEST_ID_SHAPE = /^[\w.:-]{1,128}$/;
-// How long a request may wait for a turn at the pool: the database's statement timeout.
-const MAX_TURN_WAIT_MS = 5_000;
 
 export interface PipelineOptions {
   /** Longer URLs: 414 (app.ts says why the bound is what it is). */
@@ -66,14 +64,11 @@ export interface PipelineOptions {
 
 export function registerRequestPipeline(app: FastifyInstance, options: PipelineOptions): void {
   const cache = responseCache(app);
-  const { poolSize } = app.database;
+  const { poolSize, bounds } = app.database;
   const turns =
-    poolSize === undefined
+    poolSize === undefined || bounds === undefined
       ? undefined
-      : new FairTurns({
-          capacity: poolSize,
-          maxWaitMs: MAX_TURN_WAIT_MS,
-        });
+      : new FairTurns({ capacity: poolSize, maxWaitMs: bounds.turnWaitMs });
   decorateRouteConfig(app);
   app.decorateRequest('quota', undefined);
   app.decorateRequest('endTurn', undefined);
@@ -126,7 +121,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
     app.addHook('preHandler', async (request, reply) => {
       const config = routeConfigOf(request);
       if (!config.api || config.readsDatabase === false || !request.apiKey) return;
-      // No turn within MAX_TURN_WAIT_MS: 503 (the error handler adds Retry-After).
+      // No turn within the bound (src/db/timeouts.ts): 503 (the error handler adds Retry-After).
       request.endTurn = await turns.take(request.apiKey.id);
       // A client that leaves while its request runs still ends the turn.
       reply.raw.once('close', request.endTurn);

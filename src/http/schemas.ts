@@ -1,5 +1,5 @@
-// Schemas shared by every route: the error bodies of api.md section 7 and the query
-// parameters and envelope of pagination (section 4.6). One schema validates, types and
+// Schemas shared by every route: the error bodies (docs/api-behaviour.md, "Errors") and
+// the query parameters and envelope of pagination ("Pagination"). One schema validates, types and
 // (through the OpenAPI document) documents each of them.
 import type { HTTPMethods } from 'fastify';
 import { z } from 'zod';
@@ -36,7 +36,7 @@ export const RateLimitBody = z
  */
 export const READ_METHODS: HTTPMethods[] = ['GET', 'HEAD'];
 
-/** Routes that take no query parameters still refuse unknown ones (decisions.md). */
+/** Routes that take no query parameters still refuse unknown ones (docs/api-behaviour.md). */
 export const NoQuery = z.strictObject({});
 
 export const errorResponses = {

@@ -1,6 +1,6 @@
 // The one loader of every import (a JSON or NDJSON file, CSV, the demo, a data set in
 // memory): records in, one transaction, all of it or, on any problem, nothing. Loading the
-// same data set twice changes nothing the second time (decisions.md §3). In order:
+// same data set twice changes nothing the second time (docs/import-format.md). In order:
 // 1. Each record is validated as it arrives, and each valid employee is written, in
 //    batches, to a staging table that lives only inside the import's transaction
 //    (intake.ts, staging.ts; for a file, in a worker thread: intake-worker.ts).

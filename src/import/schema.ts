@@ -1,4 +1,4 @@
-// The import file format (decisions.md section 3), the one statement of its rules.
+// The import file format (docs/import-format.md), the one statement of its rules.
 // Objects are strict: a misspelt field is an error, never silently dropped. Each record
 // is validated once, as it arrives, by a record schema below (Root, MeritCycleRecord,
 // Employee; intake.ts); records that repeat others are found with SQL at the end

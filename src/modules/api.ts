@@ -1,6 +1,6 @@
-// The API as its users know it (api.md section 4). Every route registered here is marked
-// as the API's: the request pipeline (src/http/pipeline.ts) then requires a valid key for
-// it, counts it against that key's quota, tags its answers and may keep them.
+// The API as its users know it (docs/api-behaviour.md, "Endpoints"). Every route registered
+// here is marked as the API's: the request pipeline (src/http/pipeline.ts) then requires a
+// valid key for it, counts it against that key's quota, tags its answers and may keep them.
 import type { FastifyPluginAsync } from 'fastify';
 import { type DeltaRoutesOptions, deltaRoutes } from './deltas/routes.js';
 import { employeeRoutes } from './employees/routes.js';

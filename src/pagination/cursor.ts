@@ -7,8 +7,8 @@
 // restricted key: ReadScope's fingerprint), so it is useless to any key that may see
 // something else; it does not show the organisation id.
 //
-// Delta tokens (decisions.md section 4) are signed the same way, under a list name of
-// their own: a token is never taken for a cursor, nor a cursor for a token.
+// Delta tokens (docs/delta-sync.md, "Tokens and cursors") are signed the same way, under a
+// list name of their own: a token is never taken for a cursor, nor a cursor for a token.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '../errors.js';
 

@@ -16,7 +16,7 @@ export interface PageRequest<Filters, After> {
 
 /**
  * Resolves what page a request asks for. With a cursor, the cursor's filters apply; a
- * request that also names filters must name the same ones (decisions.md: Cursor).
+ * request that also names filters must name the same ones (docs/api-behaviour.md, "Pagination").
  */
 export function resolvePageRequest<Filters, After>(options: {
   codec: CursorCodec;

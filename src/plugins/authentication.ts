@@ -1,5 +1,5 @@
-// x-api-key authentication (api.md section 5). The verifier and its cache live as long as
-// the app; `authenticate` is the pipeline's step that uses it.
+// x-api-key authentication (docs/api-behaviour.md, "Authentication"). The verifier and its
+// cache live as long as the app; `authenticate` is the pipeline's step that uses it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from '../errors.js';
@@ -34,8 +34,8 @@ declare module 'fastify' {
 /**
  * Whether a request needs a key: every API route; a path that does not exist and a
  * method the API does not have, only when they are sent one — then it is checked and
- * counted like any (decisions.md: every authenticated response carries the quota); the
- * web application, the reference and the health checks never.
+ * counted like any (every authenticated response carries the quota: docs/api-behaviour.md,
+ * "Rate limits"); the web application, the reference and the health checks never.
  */
 function keyPolicy(request: FastifyRequest): 'required' | 'when-sent' | 'none' {
   const config = routeConfigOf(request);

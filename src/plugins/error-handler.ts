@@ -1,6 +1,6 @@
-// Every error, from any layer, leaves as the body api.md section 7 defines. Clients see
-// a message meant for them; a 5xx says only what kind of failure it was, and the cause
-// goes to the log under the request id that the client also gets in x-request-id.
+// Every error, from any layer, leaves as the body docs/api-behaviour.md defines ("Errors").
+// Clients see a message meant for them; a 5xx says only what kind of failure it was, and
+// the cause goes to the log under the request id that the client also gets in x-request-id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';

@@ -1,8 +1,8 @@
 // The API is read-only: any other method on a path that exists answers 405 with
-// `Allow: GET, HEAD` (decisions.md), instead of the 404 of a path that does not.
-// Only the API's read-only paths are covered: a URL that also has a route for another
-// method (a form of the web application) is left alone, and so is a route whose config
-// says `methodNotAllowed: false`.
+// `Allow: GET, HEAD` (docs/api-behaviour.md, "Methods"), instead of the 404 of a path
+// that does not. Only the API's read-only paths are covered: a URL that also has a route
+// for another method (a form of the web application) is left alone, and so is a route
+// whose config says `methodNotAllowed: false`.
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { sendError } from './error-handler.js';
 

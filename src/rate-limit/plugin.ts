@@ -1,6 +1,6 @@
-// Request quotas (decisions.md, "Rate limit"):
+// Request quotas (docs/api-behaviour.md, "Rate limits"):
 // - per API key: RATE_LIMIT_PER_SECOND requests a second over every endpoint together,
-//   in a window that refreshes every second (api.md section 8);
+//   in a window that refreshes every second;
 // - per client address, failed authentications only: 20 in 10 s, so that keys cannot be
 //   guessed at speed, while a valid key is never blocked by it.
 // Both count in Redis when REDIS_URL names one (window-counter.ts). The pipeline

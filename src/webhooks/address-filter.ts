@@ -1,4 +1,4 @@
-// Where webhooks may be sent (decisions.md section 5, SSRF): only to public unicast
+// Where webhooks may be sent (docs/webhooks.md, "Safety"): only to public unicast
 // addresses over https://, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS names the range, which
 // then also allows http://. Checked twice: on the URL when an endpoint is added (an
 // address or `localhost` written in it), and on every address its host resolves to when

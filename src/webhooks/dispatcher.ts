@@ -16,6 +16,7 @@ import { type DatabaseHandle, SQLITE_BUSY_TIMEOUT_MS } from '../db/connect.js';
 import type { Database } from '../db/types.js';
 import { toIso } from '../db/values.js';
 import { allowedRanges } from './address-filter.js';
+import { deliveriesWithEventAndEndpoint } from './repository.js';
 import { retryDelayMs, WEBHOOK_SCHEDULE, type WebhookSchedule } from './schedule.js';
 import { readSealingKey, unsealSecret } from './secret.js';
 import { type AttemptResult, attemptDelivery } from './send.js';
@@ -245,10 +246,7 @@ export class WebhookDispatcher {
       return rows.map((row) => row.id);
     });
     if (ids.length === 0) return [];
-    const rows = await this.options.database.db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
-      .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+    const rows = await deliveriesWithEventAndEndpoint(this.options.database.db)
       .select([
         'd.id',
         'd.endpoint_id',

@@ -1,4 +1,4 @@
-// The events an organisation's endpoints can receive (decisions.md section 5), and what
+// The events an organisation's endpoints can receive (docs/webhooks.md, "Events"), and what
 // each one's `data` holds: one zod schema per payload types the outbox and documents the
 // payload under the OpenAPI document's `webhooks` (openapi.ts). Payloads are thin: they
 // say what changed; the receiver then reads it through the API (delta sync).

@@ -1,5 +1,7 @@
 // Endpoints and deliveries as management (the CLI, the web application) sees them: never
-// a secret, sealed or not. Every query of an organisation's endpoints takes its id.
+// a secret, sealed or not. Every query of an organisation's endpoints takes its id. The
+// join of deliveries with their event and endpoint is here too, for the dispatcher as well;
+// it selects nothing itself.
 import type { Db } from '../db/connect.js';
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../db/types.js';
 import { toIso, toIsoOrNull } from '../db/values.js';
@@ -129,6 +131,18 @@ export async function deleteWebhookEndpoint(
   return result.numDeletedRows > 0n;
 }
 
+/**
+ * Deliveries with their event (`e`) and endpoint (`w`): the one join that both the
+ * dispatcher (what to send, and where) and the pages (an endpoint's last deliveries) read
+ * through. It selects nothing; each reader names its own columns.
+ */
+export function deliveriesWithEventAndEndpoint(db: Db) {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id');
+}
+
 /** An endpoint's most recent deliveries, newest first. */
 export async function recentWebhookDeliveries(
   db: Db,
@@ -136,10 +150,7 @@ export async function recentWebhookDeliveries(
   endpointId: string,
   limit = 10,
 ): Promise<WebhookDelivery[]> {
-  const rows = await db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+  const rows = await deliveriesWithEventAndEndpoint(db)
     .select([
       'd.id',
       'e.type',

@@ -1,6 +1,6 @@
-// When a failed delivery is tried again (decisions.md section 5, after Svix's schedule):
-// quickly at first, for a receiver that was restarting, then hours apart, for about
-// three days in all, with the same webhook-id throughout.
+// When a failed delivery is tried again (docs/webhooks.md, "Delivery and retries"; after
+// Svix's schedule): quickly at first, for a receiver that was restarting, then hours apart,
+// for about three days in all, with the same webhook-id throughout.
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;

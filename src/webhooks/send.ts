@@ -9,7 +9,7 @@ import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { RefusedAddressError, type ResolvedAddress, resolveTarget } from './address-filter.js';
 
-/** decisions.md section 5: a 2xx answer within 10 s is success. */
+/** docs/webhooks.md, "Delivery and retries": a 2xx answer within 10 s is success. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
 // Enough for an error message a receiver sends back; a receiver cannot make us keep more.
 const MAX_RESPONSE_BYTES = 4 * 1024;

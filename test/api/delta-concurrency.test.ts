@@ -1,4 +1,4 @@
-// No lost change across instances (decisions.md section 4, "Order and guarantee"): imports
+// No lost change across instances (docs/delta-sync.md, "Order and guarantee"): imports
 // commit through another database handle — another instance, on PostgreSQL another
 // connection pool — while a client walks deltas and applies every page to its copy. After
 // each import and one last walk, the copy is exactly the list, every time. A token that

@@ -1,4 +1,4 @@
-// The two delta endpoints (decisions.md section 4) over real HTTP, on the test database:
+// The two delta endpoints (docs/delta-sync.md) over real HTTP, on the test database:
 // the first walk is the list; a later walk holds exactly what an import or a removal
 // changed, once each, in its latest state; tokens are bound to their organisation, key
 // scope, endpoint and cycle; old tokens get 410. Each test loads its own organisation

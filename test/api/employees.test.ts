@@ -1,5 +1,5 @@
 // GET /v1/compensationPlanning/meritCycles/{meritCycleId}/employees over real HTTP: exact
-// employee objects (api.md 2.2, decisions.md 1 and 3), the documented code-point order,
+// employee objects (docs/api-behaviour.md, docs/import-format.md), the documented code-point order,
 // 404s for cycles that are not the caller's, and limit validation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,4 @@
-// Hidden columns (decisions.md section 6): a key made with `--hide-columns` reads every
+// Hidden columns (docs/api-keys.md): a key made with `--hide-columns` reads every
 // employee without those column keys — every page, HEAD, compressed and cached answers,
 // and `compplan export` — and each employee is otherwise exactly what a full key reads,
 // byte for byte, whatever its column keys (`__proto__`, dots, quotes) and values. A full

@@ -1,4 +1,4 @@
-// HTTP behaviour shared by every endpoint (decisions.md section 1): 404 and 405 bodies,
+// HTTP behaviour shared by every endpoint (docs/api-behaviour.md): 404 and 405 bodies,
 // HEAD, compression, x-request-id, content type, timestamps, a real 500 and malformed URLs.
 // Raw node:http requests are used where fetch would hide something (encodings, HEAD).
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';

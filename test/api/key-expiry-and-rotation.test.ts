@@ -1,4 +1,4 @@
-// Key expiry and rotation (decisions.md section 6), through a clock the servers compare
+// Key expiry and rotation (docs/api-keys.md), through a clock the servers compare
 // expiry with: a test moves it by hand and never sleeps. After expiry, or after the grace
 // of a rolled key's old secret, the secret gets exactly the 401 of an unknown key, on
 // every instance at the same moment.

@@ -1,5 +1,5 @@
 // GET /v1/compensationPlanning/meritCycles, …/{id} and …/{id}/exchangeRates, over real HTTP:
-// exact objects and order, the status and startDate filters of decisions.md section 1 on
+// exact objects and order, the status and startDate filters of docs/api-behaviour.md on
 // the fixture edges, and the 422 bodies of query validation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INITECH, manyCyclesDataSet } from '../fixtures/api-data-sets.js';

@@ -1,4 +1,4 @@
-// Cursor pagination over real HTTP (api.md 4.6, decisions.md 1 "Cursor" and "Order"):
+// Cursor pagination over real HTTP (docs/api-behaviour.md, "Pagination"):
 // complete walks, filters carried by the cursor, every way a cursor can be wrong, and
 // walks that stay correct while employees are added and removed underneath them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The isolation matrix again, for keys with a cycle scope (decisions.md section 6): every
+// The isolation matrix again, for keys with a cycle scope (docs/api-keys.md): every
 // endpoint × every way of naming what the key may not read — its organisation's cycles
 // outside the scope and another organisation's (as given, percent-encoded, upper-cased),
 // employee ids in place of cycle ids, the cursors of every other reader (a full key of the

@@ -1,5 +1,5 @@
-// Two organisations, a key each: nothing of one may reach the other (decisions.md 1,
-// "Another tenant's merit cycle" and "Cursor"). Every endpoint is asked, with each key,
+// Two organisations, a key each: nothing of one may reach the other (docs/api-behaviour.md,
+// "Path ids" and "Bad cursors"). Every endpoint is asked, with each key,
 // about the other organisation's cycles, their employees and their cursors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GLOBEX_SECOND_CYCLE, globexSecondCycleDataSet } from '../fixtures/api-data-sets.js';

@@ -1,4 +1,4 @@
-// compplan migrate, demo and the failure paths of orgs set (decisions.md section 2), run as
+// compplan migrate, demo and the failure paths of orgs set (README.md), run as
 // the compiled program. (orgs list and orgs set … enabled|disabled: see keys.test.ts.)
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// compplan import FILE [--prune] and import - (decisions.md sections 2 and 3).
+// compplan import FILE [--prune] and import - (docs/import-format.md).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // compplan keys create --cycles/--hide-columns/--expires-in/--expires-at, keys roll and
-// what keys list shows of them (decisions.md section 6), against a real `compplan serve`
+// what keys list shows of them (docs/api-keys.md), against a real `compplan serve`
 // on the same database. Bad input: one line on standard error, exit 1, nothing written.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACME, acmeDataSet, CYCLE, globexDataSet } from '../fixtures/data-sets.js';

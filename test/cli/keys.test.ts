@@ -1,4 +1,4 @@
-// compplan keys create | list | revoke and orgs list | set (decisions.md section 2),
+// compplan keys create | list | revoke and orgs list | set (README.md),
 // against a real `compplan serve` started on the same database.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

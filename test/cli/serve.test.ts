@@ -1,4 +1,4 @@
-// compplan serve [--port N] [--host H] [--demo] (decisions.md section 2), as a real process.
+// compplan serve [--port N] [--host H] [--demo] (README.md), as a real process.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

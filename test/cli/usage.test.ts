@@ -1,4 +1,4 @@
-// Configuration and usage errors of the command line (decisions.md section 2): a bad
+// Configuration and usage errors of the command line (README.md): a bad
 // setting stops start-up with exit 2 and one line naming it; a wrong call exits 2; --help
 // works everywhere.
 import { existsSync, readFileSync } from 'node:fs';

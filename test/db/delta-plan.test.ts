@@ -1,5 +1,5 @@
-// A delta page is one range scan of the change-order index (decisions.md section 4,
-// "Scale"): a delta over a few changes of a large cycle reads those changes, not the
+// A delta page is one range scan of the change-order index (docs/delta-sync.md,
+// "Cost"): a delta over a few changes of a large cycle reads those changes, not the
 // cycle. Checked on the plan of the very statement the endpoint runs, past a position in
 // the middle of a walk: the employees are found by the (merit_cycle_id, change_seq, id)
 // index of migration 0010 from the position on, with nothing sorted afterwards.

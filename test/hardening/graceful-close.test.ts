@@ -1,6 +1,6 @@
 // Closing the HTTP server (what SIGTERM does): src/http/drain.ts decides which connections
-// close at once and which after their answer. A plain node:http server with the module
-// installed, over real loopback connections, so that each case is set up exactly: an
+// close at once and which after their answer, and when the server stops listening. A plain
+// node:http server with the drain installed, over real loopback connections, so that each case is set up exactly: an
 // answer still in the socket's queue, a request in flight, an idle kept-alive connection.
 import { once } from 'node:events';
 import {
@@ -14,7 +14,7 @@ import {
 import { type AddressInfo, connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { drainOnClose } from '../../src/http/drain.js';
+import { type Drain, drainConnections } from '../../src/http/drain.js';
 
 // Far more than loopback's socket buffers hold, so the write is still queued in Node
 // while the client does not read.
@@ -23,21 +23,20 @@ const LARGE_BODY = Buffer.alloc(48 * 1024 * 1024, 'x');
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
 let server: Server | undefined;
+let drain: Drain | undefined;
 let agent: Agent | undefined;
 
 async function listen(handler: Handler): Promise<number> {
   server = createServer({ keepAlive: true }, handler);
-  drainOnClose(server);
+  drain = drainConnections(server);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return (server.address() as AddressInfo).port;
 }
 
-/** server.close(), resolving when the server has let go of every connection. */
+/** The drain's close (what app.close() runs), resolving when the server has let go of every connection. */
 function closeServer(): Promise<void> {
-  return new Promise((resolve, reject) =>
-    server?.close((error) => (error ? reject(error) : resolve())),
-  );
+  return drain?.close() ?? Promise.resolve();
 }
 
 function get(port: string | number, path: string): Promise<IncomingMessage> {
@@ -60,6 +59,7 @@ afterEach(async () => {
   if (server?.listening) server.closeAllConnections();
   server?.close();
   server = undefined;
+  drain = undefined;
 });
 
 describe('closing the server', () => {

@@ -34,7 +34,7 @@ export interface ValidationItem {
   code: string;
 }
 
-/** The standard error body (api.md 7.1), with any UTC-with-milliseconds timestamp. */
+/** The standard error body (docs/api-behaviour.md, "Errors"), with any UTC-with-milliseconds timestamp. */
 export function errorBody(
   path: string,
   message: string,
@@ -134,7 +134,7 @@ export function compareMeritCycles(
 
 const currencyNames = new Intl.DisplayNames(['en'], { type: 'currency' });
 
-/** An imported employee as the API must serve it (api.md 2.2, decisions.md 1 and 3). */
+/** An imported employee as the API must serve it (docs/api-behaviour.md, docs/import-format.md). */
 export function expectedEmployee(input: EmployeeInput) {
   if (input.id === undefined) throw new Error('fixture employees need fixed ids');
   const currency =

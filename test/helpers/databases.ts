@@ -40,6 +40,21 @@ export function withDatabaseName(base: string, name: string): string {
   return url.toString();
 }
 
+/** Creates database `name` in the cluster at `clusterUrl` (a superuser's URL); its config. */
+export async function createDatabaseIn(
+  clusterUrl: string,
+  name: string,
+): Promise<Extract<DatabaseConfig, { dialect: 'postgres' }>> {
+  const client = new pg.Client({ connectionString: clusterUrl });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  return { dialect: 'postgres', url: withDatabaseName(clusterUrl, name) };
+}
+
 export async function createTestDatabase(
   dialect: TestDialect = testDialect(),
 ): Promise<TestDatabase> {

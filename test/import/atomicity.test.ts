@@ -1,4 +1,4 @@
-// All or nothing (decisions.md section 2): an import that fails while loading — after
+// All or nothing (docs/import-format.md): an import that fails while loading — after
 // earlier cycles were already written in its transaction — leaves no trace at all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportError } from '../../src/import/errors.js';

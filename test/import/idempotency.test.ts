@@ -1,4 +1,4 @@
-// Re-importing the same data set changes and duplicates nothing (decisions.md section 2/3).
+// Re-importing the same data set changes and duplicates nothing (docs/import-format.md).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { ACME, acmeDataSet, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';

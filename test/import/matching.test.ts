@@ -1,4 +1,4 @@
-// Matching on re-import, optional fields and --prune (decisions.md section 3).
+// Matching on re-import, optional fields and --prune (docs/import-format.md).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';

@@ -1,4 +1,4 @@
-// Validation of an import file (decisions.md section 3): every problem is reported with
+// Validation of an import file (docs/import-format.md): every problem is reported with
 // the JSON path of the field at fault, before anything is written. Data sets go through
 // the loader `compplan import` runs, into a real database; text through the stream it reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// How imported values come back out of the API (decisions.md sections 1 and 3): dates in
+// How imported values come back out of the API (docs/api-behaviour.md, docs/import-format.md): dates in
 // UTC with milliseconds, currency names, exchange rates and open column types, exactly.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';

@@ -1,4 +1,4 @@
-// compplan behind nginx sees every request come from nginx's address. decisions.md limits
+// compplan behind nginx sees every request come from nginx's address. docs/api-behaviour.md limits
 // failed authentications "per client address" (20 in 10 s), so the instance must take the
 // client's address from the proxy it trusts (deploy/nginx.conf sends X-Forwarded-For and
 // X-Real-IP), or one client's mistakes use up every client's allowance.
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompplanInstance, startCompplan } from '../helpers/services/compplan.js';
 
-const FAILURES_ALLOWED = 20; // per client address in 10 s (decisions.md, Rate limit)
+const FAILURES_ALLOWED = 20; // per client address in 10 s (docs/api-behaviour.md, Rate limits)
 const WRONG_KEY = 'cpk_not-a-real-key';
 
 let dir: string | undefined;

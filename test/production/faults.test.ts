@@ -6,7 +6,6 @@ import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
 import { ACME, acmeDataSet, CYCLE, LARGE_CYCLE, largeCycleDataSet } from '../fixtures/data-sets.js';
@@ -19,7 +18,7 @@ import {
   ratesPath,
 } from '../helpers/api-expectations.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { withDatabaseName } from '../helpers/databases.js';
+import { createDatabaseIn } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type PostgresCluster, startPostgres } from '../helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../helpers/services/process.js';
@@ -28,16 +27,8 @@ import { type RedisServer, startRedis } from '../helpers/services/redis.js';
 /** decisions: a request during an outage is answered (503/504), within this, never hung. */
 const ANSWER_WITHIN_MS = 5_000;
 
-async function createDatabase(cluster: PostgresCluster, name: string): Promise<DatabaseConfig> {
-  const client = new pg.Client({ connectionString: cluster.url });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  return { dialect: 'postgres', url: withDatabaseName(cluster.url, name) };
-}
+const createDatabase = (cluster: PostgresCluster, name: string): Promise<DatabaseConfig> =>
+  createDatabaseIn(cluster.url, name);
 
 interface Answer {
   status: number;

@@ -1,4 +1,4 @@
-// loadConfig (decisions.md section 2): defaults, and a one-line message naming the
+// loadConfig (docs/operations.md, "Configuration"): defaults, and a one-line message naming the
 // variable for each bad value, never echoing a URL that may carry a password.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';

@@ -136,11 +136,28 @@ describe('least-privilege keys in the browser', () => {
       .getByRole('row', { name: /Dashboard/ })
       .locator('td')
       .allTextContents();
-    expect(cells[4]).toBe('Edge Names');
-    expect(cells[5]).toBe('department, quoting');
-    expect(cells[6]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
-    expect(cells[7]).toBe('127.0.0.1');
+    expect(cells[0]).toBe('Edge Names Hides department, quoting');
+    expect(cells[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC from 127\.0\.0\.1$/);
+    expect(cells[2]).toMatch(/^Active Expires \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     await screenshots('04-list');
+  });
+
+  it('ticking a merit cycle chooses “Only these”: the key reads that cycle only; choosing every cycle clears the ticks', async () => {
+    await page.getByLabel('Key name').fill('Ticked only');
+    expect(await page.getByLabel('Every merit cycle, also those added later').isChecked()).toBe(
+      true,
+    );
+    await page.getByLabel('Prototype Keys').check();
+    expect(await page.getByLabel('Only these:').isChecked()).toBe(true);
+    await page.getByLabel('Every merit cycle, also those added later').check();
+    expect(await page.getByLabel('Prototype Keys').isChecked()).toBe(false);
+    await page.getByLabel('Edge Names').check();
+    expect(await page.getByLabel('Only these:').isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Generate API Key' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.getByLabel('API key', { exact: true }).inputValue()).toMatch(SECRET);
+    const made = (await keysOfUmbrella()).find((key) => key.name === 'Ticked only');
+    expect(made?.cycles).toEqual([EDGE_CYCLE]);
   });
 
   it('a key that expires within 7 days is flagged in the list', async () => {
@@ -150,13 +167,13 @@ describe('least-privilege keys in the browser', () => {
     await page.waitForLoadState('load');
     await page.goto(`${server.url}/app/settings/connections`);
     const cells = await page.getByRole('row', { name: /Trial/ }).locator('td').allTextContents();
-    expect(cells[4]).toBe('All merit cycles');
-    expect(cells[6]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC Expires soon$/);
+    expect(cells[0]).toBe('All merit cycles No hidden columns');
+    expect(cells[2]).toMatch(/^Active Expires \d{4}-\d\d-\d\d \d\d:\d\d UTC Expires soon$/);
     const dashboard = await page
       .getByRole('row', { name: /Dashboard/ })
       .locator('td')
       .allTextContents();
-    expect(dashboard[6]).not.toContain('Expires soon');
+    expect(dashboard[2]).not.toContain('Expires soon');
   });
 
   it('rolls the key with a grace period: a new secret shown once, the same scope, and the old secret still works', async () => {

@@ -150,7 +150,7 @@ describe('the web application on a phone and a desktop (browser)', () => {
         label: cell ? getComputedStyle(cell, '::before').content : null,
       };
     });
-    expect(firstRow).toEqual({ display: 'block', header: 'absolute', label: '"Prefix"' });
+    expect(firstRow).toEqual({ display: 'block', header: 'absolute', label: '"Reads"' });
 
     await page.reload();
     await open('/app/settings/connections', PHONE, '06-connections-list');

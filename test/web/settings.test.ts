@@ -169,12 +169,17 @@ describe('Settings in the browser', () => {
     expect(html).not.toContain(generatedKey);
     expect(html).not.toContain(generatedKey.slice(12));
     const row = page.getByRole('row', { name: /Looker export/ });
+    // The name cell: the name, the prefix and when it was created.
+    expect(await row.locator('th').textContent()).toMatch(
+      new RegExp(
+        `^Looker export ${generatedKey.slice(0, 12)}… Created \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`,
+      ),
+    );
     const cells = await row.locator('td').allTextContents();
-    expect(cells[0]).toBe(`${generatedKey.slice(0, 12)}…`);
-    expect(cells[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
-    // Last used: the /ping just made.
-    expect(cells[2]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
-    expect(cells[3]).toBe('Active');
+    expect(cells[0]).toBe('All merit cycles No hidden columns');
+    // Last used: the /ping just made, and from where.
+    expect(cells[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC from 127\.0\.0\.1$/);
+    expect(cells[2]).toBe('Active Never expires');
     await screenshot(page, '06-connections-list');
   });
 
@@ -202,7 +207,7 @@ describe('Settings in the browser', () => {
     const status = await page
       .getByRole('row', { name: /Looker export/ })
       .locator('td')
-      .nth(3)
+      .nth(2)
       .textContent();
     expect(status).toMatch(/^Revoked \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     await screenshot(page, '08-connections-revoked');
@@ -229,7 +234,7 @@ describe('Settings in the browser', () => {
     await page.getByRole('button', { name: 'Save' }).click();
     await page.waitForLoadState('load');
     expect(await page.getByRole('status').textContent()).toBe(
-      'Saved: administrators may not generate API keys.',
+      'Saved: no one can generate API keys for Initech Corp, owners included. Keys already generated keep working until they are revoked.',
     );
     expect(await page.getByLabel('Allow administrators to generate API keys').isChecked()).toBe(
       false,

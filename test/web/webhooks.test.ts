@@ -67,7 +67,7 @@ describe('webhooks in the browser', () => {
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await page.waitForLoadState('load');
     expect(await page.getByRole('alert').textContent()).toBe(
-      'Refused webhook URL: 10.0.0.1 is not a public address (private); allow its range with WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+      'Refused webhook URL: 10.0.0.1 is not a public address (private); ask whoever runs this compplan server to allow private addresses for webhooks',
     );
     await screenshots('01-refused');
   });

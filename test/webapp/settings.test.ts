@@ -103,6 +103,42 @@ describe('web application settings', () => {
     }
   });
 
+  it('refuses merit cycles ticked under "Every merit cycle" with 422 and a message saying so, and generates nothing: a key is never wider than its maker meant', async () => {
+    await setAllowed(true);
+    const before = (await keysOf()).length;
+    const [cycle] = await server.database.db
+      .selectFrom('merit_cycles')
+      .select('id')
+      .where('organization_id', '=', (await organization()).id)
+      .execute();
+    const _csrf = await owner.csrfToken('/app/settings/connections');
+    const response = await owner.post('/app/settings/connections/keys', {
+      _csrf,
+      name: 'Finance dashboard',
+      scope: 'all',
+      [`cycle:${cycle?.id}`]: 'on',
+    });
+    expect(response.status).toBe(422);
+    expect(textOf(response.body)).toContain(
+      'No API key was generated: merit cycles were ticked, but “Every merit cycle” was chosen. Choose “Only these” to restrict the key to the ticked cycles, or untick them.',
+    );
+    expect(response.body).toContain('value="Finance dashboard"');
+    expect(response.body).not.toMatch(/cpk_[0-9A-Za-z]{42}/);
+    expect((await keysOf()).length).toBe(before);
+
+    // The same form with "Only these" makes a key that reads that cycle only.
+    const _csrf2 = await owner.csrfToken('/app/settings/connections');
+    const only = await owner.post('/app/settings/connections/keys', {
+      _csrf: _csrf2,
+      name: 'Finance dashboard',
+      scope: 'some',
+      [`cycle:${cycle?.id}`]: 'on',
+    });
+    expect(only.status).toBe(303);
+    const made = (await keysOf()).find((key) => key.name === 'Finance dashboard');
+    expect(made?.cycles).toEqual([cycle?.id]);
+  });
+
   it('refuses a compressed form post (Content-Encoding: gzip) with 415, and creates nothing', async () => {
     const before = (await keysOf()).length;
     const _csrf = await owner.csrfToken('/app/settings/connections');
@@ -127,7 +163,7 @@ describe('web application settings', () => {
     const response = await owner.get('/app/settings/connections');
     expect(response.body).not.toContain('<img src=x');
     expect(response.body).toContain(
-      '<th scope="row">&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;</th>',
+      '<th scope="row">&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot; <span class="sub">',
     );
   });
 
@@ -144,7 +180,11 @@ describe('web application settings', () => {
     expect(off.location).toBe('/app/settings/roles?saved');
     expect((await organization()).apiKeysEnabled).toBe(false);
     const page = await owner.get('/app/settings/roles?saved');
-    expect(textOf(page.body)).toContain('Saved: administrators may not generate API keys.');
+    // Off means off for everyone: the service refuses owners too.
+    expect(textOf(page.body)).toContain(
+      'Saved: no one can generate API keys for Initech Corp, owners included. Keys already generated keep working until they are revoked.',
+    );
+    expect(textOf(page.body)).not.toContain('administrators may not');
 
     const on = await owner.post('/app/settings/roles', {
       _csrf: ownerToken,
@@ -152,6 +192,9 @@ describe('web application settings', () => {
     });
     expect(on.status).toBe(303);
     expect((await organization()).apiKeysEnabled).toBe(true);
+    expect(textOf((await owner.get('/app/settings/roles?saved')).body)).toContain(
+      'Saved: owners and administrators can generate API keys.',
+    );
     expect((await owner.get('/app/settings/roles')).body).toContain(
       'type="checkbox" role="switch" value="on" checked',
     );

@@ -1,4 +1,4 @@
-// SSRF protection (decisions.md section 5). The filter is given the refused ranges'
+// SSRF protection (docs/webhooks.md, "Safety"). The filter is given the refused ranges'
 // addresses directly — nothing is ever sent to them — and real loopback receivers show
 // that a delivery-time check refuses 127.0.0.1, [::1] and localhost, and that a redirect
 // to loopback is never followed, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS opens the range.

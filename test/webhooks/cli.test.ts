@@ -1,4 +1,4 @@
-// compplan webhooks add | list | remove | test (decisions.md section 5), and delivery by
+// compplan webhooks add | list | remove | test (docs/webhooks.md), and delivery by
 // real `compplan serve` processes: after a crash, and by two instances at once. Every
 // receiver is a node:http server on 127.0.0.1 that verifies each signature with the
 // standardwebhooks library; the servers run with WEBHOOK_ALLOW_PRIVATE_NETWORKS for it.

@@ -64,10 +64,29 @@ describe('Settings → Connections → Webhooks', () => {
       ...ALL_EVENTS,
     });
     expect(refused.status).toBe(422);
+    // Said to the page's user, who cannot set the server's environment (the command line
+    // names the variable: test/webhooks/cli.test.ts).
     expect(textOf(refused.body)).toContain(
-      'Refused webhook URL: 169.254.169.254 is not a public address (link local); allow its range with WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+      'Refused webhook URL: 169.254.169.254 is not a public address (link local); ask whoever runs this compplan server to allow private addresses for webhooks',
     );
+    expect(refused.body).not.toContain('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
     expect(refused.body).toContain('value="http://169.254.169.254/latest/meta-data"');
+    expect(await endpointsOf('initech')).toEqual([]);
+  });
+
+  it('refuses http:// to a public address and a private range not allowed, in the words of the page’s user, never naming the server’s environment', async () => {
+    const answers = {
+      'http://93.184.216.34/hooks':
+        'Refused webhook URL: http:// is only for private networks that whoever runs this compplan server has allowed; use https://',
+      'https://[fd00::1]/hooks':
+        'Refused webhook URL: fd00::1 is not a public address (unique local); ask whoever runs this compplan server to allow private addresses for webhooks',
+    };
+    for (const [url, message] of Object.entries(answers)) {
+      const refused = await postForm(PAGE, PAGE, { url, ...ALL_EVENTS });
+      expect(refused.status).toBe(422);
+      expect(textOf(refused.body)).toContain(message);
+      expect(refused.body).not.toContain('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
+    }
     expect(await endpointsOf('initech')).toEqual([]);
   });
 

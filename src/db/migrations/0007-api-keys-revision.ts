@@ -7,7 +7,7 @@
 // Each server reads this row once a second (src/modules/api-keys/verifier.ts) instead of
 // looking every key up again every few seconds: a key in use costs one database read
 // when first seen, however long the pauses between its requests, and a revocation still
-// reaches every instance within the 5 seconds decisions.md allows (within about one).
+// reaches every instance within the 5 seconds docs/api-behaviour.md promises (within about one).
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../connect.js';
 

@@ -1,5 +1,5 @@
-// Least-privilege keys (decisions.md section 6): what a key may read, until when, and a
-// second secret that stays valid for a grace period after the key is rolled.
+// Least-privilege keys (docs/api-keys.md, "Least privilege"): what a key may read, until
+// when, and a second secret that stays valid for a grace period after the key is rolled.
 //
 // The scope lives on the key's row, as JSON text, not in a child table: the verifier reads
 // a key once when it first sees it and then keeps it, so everything a request needs —

@@ -1,4 +1,4 @@
-// Change tracking (decisions.md section 4): what a delta walk reads.
+// Change tracking (docs/delta-sync.md): what a delta walk reads.
 //
 // - Every organisation counts its changes (`change_seq`): an import or a cycle removal
 //   gives every row it creates, changes or removes a stamp of its own above the counter,

@@ -1,4 +1,4 @@
-// Webhooks (decisions.md section 5): an organisation's endpoints, the outbox of events an
+// Webhooks (docs/webhooks.md): an organisation's endpoints, the outbox of events an
 // import records in its own transaction, and one delivery row per event and endpoint,
 // which the dispatchers of every instance claim with a lease (src/webhooks/dispatcher.ts).
 //

@@ -9,7 +9,7 @@ import { KeyManagementError } from './errors.js';
 /** Durations a person types: a number and a unit (`90d`, `24h`, `30m`, `1.5h`). */
 const DURATION_SHAPE = /^\d+(\.\d+)? *[a-z]+$/i;
 const DAY_MS = 86_400_000;
-/** decisions.md: the old secret of a rolled key works for at most this long. */
+/** docs/api-keys.md: the old secret of a rolled key works for at most this long. */
 export const MAX_GRACE_MS = 30 * DAY_MS;
 export const DEFAULT_GRACE = '24h';
 /** A key that expires within this is flagged in `keys list` and the web application. */

@@ -1,8 +1,8 @@
-// What a key may read (decisions.md section 6): its organisation, optionally only some of
-// its merit cycles, and every employee without the columns it hides. Repositories take a
-// ReadScope instead of an organisation id, so that no query can forget the cycle scope,
-// and what is kept per reader (cached answers, cursor signatures) is keyed by its
-// fingerprint.
+// What a key may read (docs/api-keys.md, "Least privilege"): its organisation, optionally
+// only some of its merit cycles, and every employee without the columns it hides.
+// Repositories take a ReadScope instead of an organisation id, so that no query can forget
+// the cycle scope, and what is kept per reader (cached answers, cursor signatures) is keyed
+// by its fingerprint.
 import { createHash } from 'node:crypto';
 
 export interface ReadScope {

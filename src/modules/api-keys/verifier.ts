@@ -10,7 +10,7 @@
 // refreshed every 10 s), and a revocation reaches every instance within about a second.
 // Should confirmations fail (the database unreachable), an answer is used for at most
 // UNCONFIRMED_MS after its lookup or the last confirmation: revocation within 5 s holds
-// either way (decisions.md).
+// either way (docs/api-behaviour.md, "Authentication").
 //
 // A key's expiry (and the end of an old secret's grace after a roll) needs no change to
 // be seen: it is kept with the answer and compared with the clock on every request, so
@@ -31,7 +31,7 @@ export type AuthenticatedKey = Readonly<ActiveKey>;
 
 // How often each instance asks whether any key has changed.
 const CONFIRM_EVERY_MS = 1_000;
-// decisions.md: a revoked key gets 401 within 5 s on every instance. 4 s leaves a second
+// docs/api-behaviour.md: a revoked key gets 401 within 5 s on every instance. 4 s leaves a second
 // for the request that is already in flight.
 export const UNCONFIRMED_MS = 4_000;
 // Bounded so that a flood of well-formed but unknown keys cannot grow memory; such a

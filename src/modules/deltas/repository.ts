@@ -65,6 +65,44 @@ function split<Row extends CompoundRow, Item>(
   return { header, changes };
 }
 
+/** One range scan of the compound: a table's rows in change order, above a stamp. */
+interface Scan {
+  table: string;
+  /** Which of the table's rows (besides the change order). */
+  where: RawBuilder<unknown>;
+  /** What the scan reads besides stamp and id, as `, column, …`; nothing for a tombstone. */
+  columns: RawBuilder<unknown>;
+  /**
+   * The compound's row after kind, stamp and id: those columns, then nulls to the header's
+   * width. The nulls stand outside the subquery: there they take their type from the other
+   * parts (PostgreSQL types a null inside a subquery as text).
+   */
+  row: RawBuilder<unknown>;
+}
+
+/**
+ * The statement of a delta page: the header, then the live items and, when the walk reads
+ * removals, the tombstones, each scan limited to one more than the page.
+ */
+function changesQuery<Row extends CompoundRow>(
+  header: RawBuilder<unknown>,
+  walk: DeltaWalk,
+  live: Scan,
+  removed: Scan,
+): RawBuilder<Row> {
+  const n = walk.limit + 1;
+  const scan = (kind: number, name: string, stamp: number, part: Scan) =>
+    sql`select ${sql.lit(kind)}, stamp, id, ${part.row} from (
+      select change_seq as stamp, id${part.columns} from ${sql.table(part.table)}
+       where ${part.where} and ${changedSince(stamp, walk)}
+       order by change_seq, id limit ${n}) ${sql.id(name)}`;
+  const removals =
+    walk.removalsFrom === undefined
+      ? sql``
+      : sql` union all ${scan(REMOVED, 'removed', walk.removalsFrom, removed)}`;
+  return sql<Row>`${header} union all ${scan(LIVE, 'live', walk.from, live)}${removals}`;
+}
+
 type EmployeeChangeRow = CompoundRow & {
   body: Buffer | string | null;
   purged: number | string | null;
@@ -83,32 +121,29 @@ export function employeeChangesQuery(
   walk: DeltaWalk,
 ) {
   const { organizationId } = scope;
-  const n = walk.limit + 1;
   // SQLite hands a BLOB over as bytes: the page goes from the database to the socket
   // without becoming JavaScript strings and back (as the list's page does).
   const body = dialect === 'sqlite' ? sql`cast(body as blob)` : sql`body`;
-  // Placeholders (null) stand outside the subqueries: there they take their type from the
-  // other parts (PostgreSQL types a null inside a subquery as text).
-  const live = sql`select ${sql.lit(LIVE)}, stamp, id, body, null, null from (
-      select change_seq as stamp, id, ${body} as body from merit_cycle_employees
-       where merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}
-         and ${changedSince(walk.from, walk)}
-       order by change_seq, id limit ${n}) live`;
-  const removed =
-    walk.removalsFrom === undefined
-      ? sql``
-      : sql` union all select ${sql.lit(REMOVED)}, stamp, id, null, null, null from (
-      select change_seq as stamp, id from removed_employees
-       where merit_cycle_id = ${meritCycleId}
-         and ${changedSince(walk.removalsFrom, walk)}
-       order by change_seq, id limit ${n}) removed`;
-  return sql<EmployeeChangeRow>`
-    select ${sql.lit(HEADER)} as kind, o.change_seq as stamp, null as id, null as body,
+  return changesQuery<EmployeeChangeRow>(
+    sql`select ${sql.lit(HEADER)} as kind, o.change_seq as stamp, null as id, null as body,
            o.purged_change_seq as purged, c.created_change_seq as created
       from organizations o
       join merit_cycles c on c.organization_id = o.id and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}
-     where o.id = ${organizationId}
-    union all ${live}${removed}`;
+     where o.id = ${organizationId}`,
+    walk,
+    {
+      table: 'merit_cycle_employees',
+      where: sql`merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}`,
+      columns: sql`, ${body} as body`,
+      row: sql`body, null, null`,
+    },
+    {
+      table: 'removed_employees',
+      where: sql`merit_cycle_id = ${meritCycleId}`,
+      columns: sql``,
+      row: sql`null, null, null`,
+    },
+  );
 }
 
 /** An employee's stored JSON as UTF-8 bytes, without the columns the key hides. */
@@ -157,28 +192,26 @@ export async function readMeritCycleChanges(
   walk: DeltaWalk,
 ): Promise<ChangesRead<MeritCycle>> {
   const { organizationId } = scope;
-  const n = walk.limit + 1;
-  const live = sql`select ${sql.lit(LIVE)}, stamp, id, name, status, start_date, end_date,
-           created_date, null from (
-      select change_seq as stamp, id, name, status, start_date, end_date, created_date
-        from merit_cycles
-       where organization_id = ${organizationId}${inCycleScope(scope, sql`id`)}
-         and ${changedSince(walk.from, walk)}
-       order by change_seq, id limit ${n}) live`;
-  const removed =
-    walk.removalsFrom === undefined
-      ? sql``
-      : sql` union all select ${sql.lit(REMOVED)}, stamp, id, null, null, null, null, null, null from (
-      select change_seq as stamp, id from removed_merit_cycles
-       where organization_id = ${organizationId}${inCycleScope(scope, sql`id`)}
-         and ${changedSince(walk.removalsFrom, walk)}
-       order by change_seq, id limit ${n}) removed`;
-  const { rows } = await sql<CycleChangeRow>`
-    select ${sql.lit(HEADER)} as kind, change_seq as stamp, null as id, null as name,
+  const inScope = sql`organization_id = ${organizationId}${inCycleScope(scope, sql`id`)}`;
+  const { rows } = await changesQuery<CycleChangeRow>(
+    sql`select ${sql.lit(HEADER)} as kind, change_seq as stamp, null as id, null as name,
            null as status, null as start_date, null as end_date, null as created_date,
            purged_change_seq as purged
-      from organizations where id = ${organizationId}
-    union all ${live}${removed}`.execute(db);
+      from organizations where id = ${organizationId}`,
+    walk,
+    {
+      table: 'merit_cycles',
+      where: inScope,
+      columns: sql`, name, status, start_date, end_date, created_date`,
+      row: sql`name, status, start_date, end_date, created_date, null`,
+    },
+    {
+      table: 'removed_merit_cycles',
+      where: inScope,
+      columns: sql``,
+      row: sql`null, null, null, null, null, null`,
+    },
+  ).execute(db);
   const { header, changes } = split(rows, walk.limit, (row) =>
     Number(row.kind) === REMOVED ? undefined : toMeritCycle({ ...row, id: row.id as string }),
   );

@@ -1,4 +1,4 @@
-// The two delta endpoints (decisions.md section 4): what changed in the merit cycles, and
+// The two delta endpoints (docs/delta-sync.md): what changed in the merit cycles, and
 // in the employees of one merit cycle, since a deltaToken — or everything, without one.
 // Same key, quota, errors and headers as every endpoint (the request pipeline); answers
 // are not kept by the response cache, since every last page carries a fresh token.

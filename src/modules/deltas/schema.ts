@@ -1,4 +1,4 @@
-// The query and envelope of the two delta endpoints (decisions.md section 4).
+// The query and envelope of the two delta endpoints (docs/delta-sync.md).
 import { z } from 'zod';
 import { limitParam, nextCursorParam } from '../../http/schemas.js';
 

@@ -1,4 +1,4 @@
-// A delta walk (decisions.md section 4): which changes one request of a delta endpoint
+// A delta walk (docs/delta-sync.md): which changes one request of a delta endpoint
 // reads, and what its answer hands back — nextCursor to go on, or, on the last page, the
 // deltaToken to sync from later.
 //

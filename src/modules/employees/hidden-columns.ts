@@ -1,4 +1,4 @@
-// Hidden columns (decisions.md section 6): a key may be made without some column keys
+// Hidden columns (docs/api-keys.md, "Least privilege"): a key may be made without some column keys
 // (`salary`, `bonus`, …), which are then absent from every employee it reads.
 //
 // The stored texts are what JSON.stringify wrote at import, so parsing one and writing it

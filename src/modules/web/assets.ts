@@ -186,28 +186,32 @@ input:focus-visible { border-color: var(--brand); }
 
 /* Tables and facts */
 .table-wrap { overflow-x: auto; }
-/* The key list on a phone: one block per key, each value under its column's name. */
+/* A list table on a phone (the keys, a webhook's deliveries): one block per row, each
+   value beside its column's name, wrapping within the screen rather than scrolling. */
 @media (max-width: 40rem) {
-  .key-list thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
-  .key-list, .key-list tbody, .key-list tr, .key-list th, .key-list td { display: block; }
-  .key-list tr { padding: 0.75rem 0; border-bottom: 1px solid var(--line); }
-  .key-list tbody tr:last-child { border-bottom: 0; }
-  .key-list th, .key-list td { padding: 0.15rem 0; border: 0; }
-  .key-list tbody th { font-size: 1rem; overflow-wrap: anywhere; }
-  .key-list td { display: flex; gap: 1rem; justify-content: space-between; }
-  .key-list td::before { content: attr(data-label); color: var(--muted); font-size: 0.85rem; }
-  .key-list td.actions { justify-content: flex-start; padding-top: 0.5rem; }
-  .key-list td.actions::before { content: none; }
-  .key-list .status-time { display: inline; margin-left: 0.35rem; }
+  .stacked thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .stacked, .stacked tbody, .stacked tr, .stacked th, .stacked td { display: block; }
+  .stacked tr { padding: 0.75rem 0; border-bottom: 1px solid var(--line); }
+  .stacked tbody tr:last-child { border-bottom: 0; }
+  .stacked th, .stacked td { padding: 0.15rem 0; border: 0; max-width: none; }
+  .stacked tbody th { font-size: 1rem; overflow-wrap: anywhere; }
+  .stacked td { display: flex; gap: 1rem; justify-content: space-between; align-items: baseline; text-align: right; overflow-wrap: anywhere; }
+  .stacked td::before { content: attr(data-label); flex: none; color: var(--muted); font-size: 0.85rem; text-align: left; }
+  .stacked td > * { min-width: 0; }
+  .stacked td.actions { justify-content: flex-start; padding-top: 0.5rem; }
+  .stacked td.actions::before { content: none; }
+  .stacked td:empty { display: none; }
 }
 table { width: 100%; border-collapse: collapse; }
 th, td { text-align: left; padding: 0.6rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
-thead th { font-size: 0.78rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted); font-weight: 700; }
+thead th { white-space: nowrap; font-size: 0.78rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted); font-weight: 700; }
 tbody th { font-weight: 600; }
 tbody tr:last-child th, tbody tr:last-child td { border-bottom: 0; }
 td.actions { text-align: right; white-space: nowrap; }
 td time { white-space: nowrap; }
-.status-time { display: block; margin-top: 0.15rem; font-size: 0.8rem; color: var(--muted); }
+/* What belongs to a cell's value, on a line of its own under it (a key's prefix, expiry). */
+.sub { display: block; margin-top: 0.15rem; font-size: 0.8rem; font-weight: 400; color: var(--muted); }
+.sub time { white-space: nowrap; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.35rem 1.25rem; margin: 0 0 1rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; }
@@ -232,8 +236,22 @@ td time { white-space: nowrap; }
 .stack { margin: 0 0 1rem; }
 `;
 
-// The copy button: the only script. Copies the secret and says so in a live region.
+// The only script: the copy button, and the generate form's merit cycle choice. The copy
+// button copies the secret and says so in a live region.
 const JS = `'use strict';
+// Ticking a merit cycle chooses "Only these"; choosing every merit cycle clears the ticks:
+// the form never sends a choice its boxes contradict (the server refuses one anyway).
+document.addEventListener('change', (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLInputElement) || !box.checked) return;
+  const list = box.closest('[data-chooses]');
+  if (list) {
+    const choice = document.getElementById(list.getAttribute('data-chooses'));
+    if (choice) choice.checked = true;
+  } else if (box.hasAttribute('data-clears')) {
+    for (const ticked of document.querySelectorAll(box.getAttribute('data-clears') + ' input:checked')) ticked.checked = false;
+  }
+});
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null;
   if (!button) return;

@@ -4,6 +4,7 @@
 // options, which the form shows under its own labels.
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../../db/connect.js';
+import { KeyManagementError } from '../api-keys/errors.js';
 import type { ApiKey } from '../api-keys/repository.js';
 import { EXPIRING_SOON_MS, parseList } from '../api-keys/restrictions.js';
 import type { NewKeyInput } from '../api-keys/service.js';
@@ -62,13 +63,21 @@ export const GRACE_CHOICES = [
   ['30d', '30 days'],
 ] as const;
 
-/** The restrictions a generate form asks for, as the key service takes them. */
+export const CONTRADICTORY_SCOPE =
+  'No API key was generated: merit cycles were ticked, but “Every merit cycle” was chosen. Choose “Only these” to restrict the key to the ticked cycles, or untick them.';
+
+/**
+ * The restrictions a generate form asks for, as the key service takes them. Cycles ticked
+ * under "every merit cycle" are refused, never ignored: whoever ticked them believes the
+ * key restricted, and a key must never read more than its maker meant.
+ */
 export function restrictionsOf(request: FastifyRequest): Omit<NewKeyInput, 'org' | 'name'> {
   const body = (request.body ?? {}) as Record<string, unknown>;
   const scope = formField(request, 'scope');
   const cycles = Object.keys(body)
     .filter((name) => name.startsWith(CYCLE_FIELD) && body[name] === 'on')
     .map((name) => name.slice(CYCLE_FIELD.length));
+  if (scope !== 'some' && cycles.length > 0) throw new KeyManagementError(CONTRADICTORY_SCOPE);
   const hidden = formField(request, 'hideColumns').trim();
   const expiresIn = formField(request, 'expiresIn');
   const expiresAt = formField(request, 'expiresAt').trim();
@@ -107,9 +116,9 @@ export function restrictionFields(choices: KeyChoices): SafeHtml {
   // A group, not a nested fieldset: the form's one fieldset is what disables it all.
   return html`<div class="field choice-group" role="radiogroup" aria-labelledby="scope-label">
   <p class="group-label" id="scope-label">Merit cycles it reads</p>
-  <label class="check"><input type="radio" name="scope" value="all" checked> Every merit cycle, also those added later</label>
-  <label class="check"><input type="radio" name="scope" value="some"> Only these:</label>
-  <div class="check-list" role="group" aria-label="Merit cycles">${boxes}</div>
+  <label class="check"><input type="radio" name="scope" value="all" checked data-clears="#scope-cycles"> Every merit cycle, also those added later</label>
+  <label class="check"><input type="radio" name="scope" value="some" id="scope-some"> Only these:</label>
+  <div class="check-list" role="group" aria-label="Merit cycles" id="scope-cycles" data-chooses="scope-some">${boxes}</div>
 </div>
 <div class="field">
   <label for="hide-columns">Hidden columns</label>
@@ -124,39 +133,51 @@ export function restrictionFields(choices: KeyChoices): SafeHtml {
 </div>`;
 }
 
-/** The list's cells for what a key may read, when it expires and where it was last used from. */
+/**
+ * The list's cells for what a key may read (its merit cycles, and the hidden columns under
+ * them) and for its status (with its expiry under it): two columns where there were five,
+ * so that the table fits a desktop window (docs/web-app.md, "Connections").
+ */
 export function restrictionCells(
   key: ApiKey,
   cycleNames: ReadonlyMap<string, string>,
   now: number,
-): SafeHtml {
+): { reads: SafeHtml; status: SafeHtml } {
   const scope =
     key.cycles === null
       ? html`All merit cycles`
       : key.cycles.map((id, index) => html`${index > 0 ? ', ' : ''}${cycleNames.get(id) ?? id}`);
   const hidden =
     key.hiddenColumns.length === 0
-      ? html`<span class="muted">None</span>`
-      : key.hiddenColumns.map(
+      ? html`No hidden columns`
+      : html`Hides ${key.hiddenColumns.map(
           (column, index) => html`${index > 0 ? ', ' : ''}<code>${column}</code>`,
-        );
+        )}`;
   const expiresAt = key.expiresAt === null ? null : Date.parse(key.expiresAt);
-  const soon =
-    key.revokedAt === null &&
-    expiresAt !== null &&
-    expiresAt > now &&
-    expiresAt - now <= EXPIRING_SOON_MS;
   const expired = expiresAt !== null && expiresAt <= now;
-  const expires =
+  const soon =
+    key.revokedAt === null && expiresAt !== null && !expired && expiresAt - now <= EXPIRING_SOON_MS;
+  const expiry =
     key.expiresAt === null
-      ? html`<span class="muted">Never</span>`
-      : html`${shortTime(key.expiresAt)}${soon ? html` <span class="badge badge-soon">Expires soon</span>` : ''}${expired ? html` <span class="badge badge-revoked">Expired</span>` : ''}`;
-  const address =
-    key.lastUsedAddress === null
-      ? html`<span class="muted">—</span>`
-      : html`<code>${key.lastUsedAddress}</code>`;
+      ? html`Never expires`
+      : html`${expired ? 'Expired' : 'Expires'} ${shortTime(key.expiresAt)}${soon ? html` <span class="badge badge-soon">Expires soon</span>` : ''}`;
+  // A revoked key's expiry no longer matters: when it was revoked does.
+  const status =
+    key.revokedAt !== null
+      ? html`<span class="badge badge-revoked">Revoked</span> <span class="sub">${shortTime(key.revokedAt)}</span>`
+      : html`<span class="badge ${expired ? 'badge-revoked' : 'badge-active'}">${expired ? 'Expired' : 'Active'}</span> <span class="sub">${expiry}</span>`;
   // data-label: the column's name, which a narrow screen shows beside each cell.
-  return html`<td data-label="Merit cycles">${scope}</td><td data-label="Hidden columns">${hidden}</td><td data-label="Expires">${expires}</td><td data-label="Last used from">${address}</td>`;
+  return {
+    reads: html`<td data-label="Reads"><div>${scope} <span class="sub">${hidden}</span></div></td>`,
+    status: html`<td data-label="Status"><div>${status}</div></td>`,
+  };
+}
+
+/** Where a key was last used from, under the time (nothing for a key never used). */
+export function lastUsedFrom(key: ApiKey): SafeHtml | '' {
+  return key.lastUsedAddress === null
+    ? ''
+    : html`<span class="sub">from <code>${key.lastUsedAddress}</code></span>`;
 }
 
 function shortTime(iso: string): SafeHtml {
@@ -198,9 +219,15 @@ fieldset:disabled .group-label, fieldset:disabled .check { color: var(--muted); 
 .check-list { margin: 0.2rem 0 0 1.6rem; max-height: 12rem; overflow: auto; }
 .sub-label { font-weight: 400; margin-top: 0.5rem; }
 select, input[type="date"] { padding: 0.45rem 0.6rem; font: inherit; border: 1px solid #b9c3cf; border-radius: 6px; background: #fff; max-width: 100%; }
-/* The key table is wider with these columns: it scrolls within its panel, the page does
-   not (the visually hidden labels of its buttons are positioned within the scroller). */
+/* The key table fits a 1280 px window: narrower gaps, long names and addresses wrap (a
+   table too wide still scrolls within its panel, never the page; the visually hidden
+   labels of its buttons are positioned within the scroller). */
 .table-wrap { position: relative; }
+.key-list th, .key-list td { padding-left: 0.5rem; padding-right: 0.5rem; vertical-align: top; }
+.key-list tbody th { min-width: 9rem; overflow-wrap: break-word; }
+.key-list td[data-label="Reads"] { min-width: 12rem; overflow-wrap: break-word; }
+.key-list td[data-label="Last used"] code { overflow-wrap: anywhere; }
+.key-list td.actions { vertical-align: middle; }
 .settings > main { min-width: 0; }
 @media (max-width: 48rem) { .settings { grid-template-columns: minmax(0, 1fr); } }
 .badge-soon { background: var(--warn-soft); color: #6b4a00; border: 1px solid var(--warn-line); }

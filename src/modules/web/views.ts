@@ -1,5 +1,6 @@
 // The web application's pages. Server-rendered HTML, one local stylesheet and one small
-// script (the copy button); every value is escaped by `html`.
+// script (the copy button, the generate form's merit cycle choice); every value is
+// escaped by `html`.
 import type { ApiKey } from '../api-keys/repository.js';
 import { KEY_NAME_MAX_LENGTH } from '../api-keys/service.js';
 import type { Organization } from '../organizations/repository.js';
@@ -10,6 +11,7 @@ import { ASSETS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 import {
   type KeyChoices,
+  lastUsedFrom,
   restrictionCells,
   restrictionFields,
   rolledNotice,
@@ -152,6 +154,43 @@ export function shownOncePanel(panel: {
 }
 
 /**
+ * The page that asks before a destructive action (revoking a key, removing a webhook
+ * endpoint): what it acts on, what follows, a button that does it and a way back.
+ */
+export function confirmPage(
+  signed: Signed,
+  page: {
+    current: SettingsPage;
+    title: string;
+    headingId: string;
+    question: SafeHtml;
+    facts: [term: string, detail: SafeHtml][];
+    consequence: string;
+    action: string;
+    button: string;
+    cancel: string;
+  },
+): string {
+  return settingsLayout(
+    signed,
+    page.current,
+    page.title,
+    html`<section class="panel panel-danger" aria-labelledby="${page.headingId}">
+  <h2 id="${page.headingId}">${page.question}</h2>
+  <dl class="facts">
+    ${page.facts.map(([term, detail]) => html`<dt>${term}</dt><dd>${detail}</dd>`)}
+  </dl>
+  <p>${page.consequence}</p>
+  <form method="post" action="${page.action}" class="button-row">
+    ${sessionFormFields(signed.csrfToken)}
+    <button type="submit" class="button button-danger">${page.button}</button>
+    <a class="button button-quiet" href="${page.cancel}">Cancel</a>
+  </form>
+</section>`,
+  );
+}
+
+/**
  * A line to copy (a curl command): shown whole in a block that scrolls sideways rather than
  * breaking inside a URL, with a Copy button and a live region that says it was copied.
  */
@@ -278,17 +317,19 @@ export function connectionsPage(view: ConnectionsView): string {
 
   const cycleNames = new Map(view.choices.cycles.map((cycle) => [cycle.id, cycle.name]));
   const now = Date.now();
-  const rows = view.keys.map(
-    (key) => html`<tr>
-  <th scope="row">${key.name}</th>
-  <td data-label="Prefix"><code>${key.prefix}…</code></td>
-  <td data-label="Created">${time(key.createdAt)}</td>
-  <td data-label="Last used">${time(key.lastUsedAt)}</td>
-  <td data-label="Status">${key.revokedAt === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> <span class="status-time">${time(key.revokedAt)}</span>`}</td>
-  ${restrictionCells(key, cycleNames, now)}
+  // Five columns, each value with what belongs to it under it (the prefix and creation
+  // under the name, the address under the last use, the expiry under the status): a
+  // desktop window holds them all; a phone shows each key as a block (assets.ts, "stacked").
+  const rows = view.keys.map((key) => {
+    const cells = restrictionCells(key, cycleNames, now);
+    return html`<tr>
+  <th scope="row">${key.name} <span class="sub"><code>${key.prefix}…</code></span> <span class="sub">Created ${time(key.createdAt)}</span></th>
+  ${cells.reads}
+  <td data-label="Last used"><div>${time(key.lastUsedAt)} ${lastUsedFrom(key)}</div></td>
+  ${cells.status}
   <td class="actions">${key.revokedAt === null ? html`<a class="button button-quiet button-small" href="/app/settings/connections/keys/${key.id}/roll">Roll<span class="visually-hidden"> ${key.name}</span></a> <a class="button button-danger-quiet button-small" href="/app/settings/connections/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>` : ''}</td>
-</tr>`,
-  );
+</tr>`;
+  });
 
   return settingsLayout(
     view,
@@ -322,8 +363,8 @@ ${newKey}
   ${
     view.keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
-      : html`<div class="table-wrap"><table class="key-list">
-  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Merit cycles</th><th scope="col">Hidden columns</th><th scope="col">Expires</th><th scope="col">Last used from</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      : html`<div class="table-wrap"><table class="key-list stacked">
+  <thead><tr><th scope="col">Name</th><th scope="col">Reads</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
 ${rows}
   </tbody>
@@ -335,25 +376,22 @@ ${rows}
 
 export function revokePage(view: Signed & { key: ApiKey }): string {
   const { key } = view;
-  return settingsLayout(
-    view,
-    'connections',
-    'Revoke API key',
-    html`<section class="panel panel-danger" aria-labelledby="revoke-title">
-  <h2 id="revoke-title">Revoke “${key.name}”?</h2>
-  <dl class="facts">
-    <dt>Prefix</dt><dd><code>${key.prefix}…</code></dd>
-    <dt>Created</dt><dd>${time(key.createdAt)}</dd>
-    <dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd>
-  </dl>
-  <p>Every application that uses this key stops getting data within 5 seconds. Revoking cannot be undone.</p>
-  <form method="post" action="/app/settings/connections/keys/${key.id}/revoke" class="button-row">
-    ${sessionFormFields(view.csrfToken)}
-    <button type="submit" class="button button-danger">Revoke key</button>
-    <a class="button button-quiet" href="/app/settings/connections">Cancel</a>
-  </form>
-</section>`,
-  );
+  return confirmPage(view, {
+    current: 'connections',
+    title: 'Revoke API key',
+    headingId: 'revoke-title',
+    question: html`Revoke “${key.name}”?`,
+    facts: [
+      ['Prefix', html`<code>${key.prefix}…</code>`],
+      ['Created', time(key.createdAt)],
+      ['Last used', time(key.lastUsedAt)],
+    ],
+    consequence:
+      'Every application that uses this key stops getting data within 5 seconds. Revoking cannot be undone.',
+    action: `/app/settings/connections/keys/${key.id}/revoke`,
+    button: 'Revoke key',
+    cancel: '/app/settings/connections',
+  });
 }
 
 export function rollPage(view: Signed & { key: ApiKey }): string {
@@ -363,6 +401,16 @@ export function rollPage(view: Signed & { key: ApiKey }): string {
     'Roll API key',
     rollForm(view.key, sessionFormFields(view.csrfToken)),
   );
+}
+
+/**
+ * What the saved permission now means, true for everyone it concerns: when it is off,
+ * nobody generates keys (owners neither), as the service refuses them all.
+ */
+function savedPermission(organization: Organization): string {
+  return organization.apiKeysEnabled
+    ? 'Saved: owners and administrators can generate API keys.'
+    : `Saved: no one can generate API keys for ${organization.name}, owners included. Keys already generated keep working until they are revoked.`;
 }
 
 export function rolesPage(
@@ -376,7 +424,7 @@ export function rolesPage(
     'Roles & Permissions',
     html`${view.error && alert('error', view.error)}
 ${view.resent && alert('info', RESENT_NOTICE)}
-${view.saved && alert('success', `Saved: administrators ${enabled ? 'may' : 'may not'} generate API keys.`)}
+${view.saved && alert('success', savedPermission(view.organization))}
 <section class="panel" aria-labelledby="roles-title">
   <h2 id="roles-title">Roles</h2>
   <div class="table-wrap"><table>

@@ -1,4 +1,4 @@
-// Settings → Connections → Webhooks (decisions.md section 5), for owners and
+// Settings → Connections → Webhooks (docs/webhooks.md, docs/web-app.md), for owners and
 // administrators alike, as API keys are. Endpoints are added, tested and removed through
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
@@ -23,6 +23,25 @@ import {
   WEBHOOKS_PAGE,
   webhooksPage,
 } from './webhook-views.js';
+
+// The address filter's messages tell the operator what to set (WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+// as the command line shows them). A web user cannot set it, and is told whom to ask.
+const FOR_WEB_USERS: [RegExp, string][] = [
+  [
+    /; allow its range with WEBHOOK_ALLOW_PRIVATE_NETWORKS/g,
+    '; ask whoever runs this compplan server to allow private addresses for webhooks',
+  ],
+  [
+    /networks named in WEBHOOK_ALLOW_PRIVATE_NETWORKS/g,
+    'private networks that whoever runs this compplan server has allowed',
+  ],
+  [/WEBHOOK_ALLOW_PRIVATE_NETWORKS/g, 'the private networks this compplan server allows'],
+];
+
+/** A webhook service message in the words of the web page's user. */
+export function webMessage(message: string): string {
+  return FOR_WEB_USERS.reduce((text, [setting, words]) => text.replace(setting, words), message);
+}
 
 export interface WebhookPageContext {
   signedIn: RouteShorthandOptions;
@@ -94,7 +113,7 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
       return redirect(reply, WEBHOOKS_PAGE);
     } catch (error) {
       if (!(error instanceof WebhookManagementError)) throw error;
-      return render(request, reply, 422, { error: error.message, url });
+      return render(request, reply, 422, { error: webMessage(error.message), url });
     }
   });
 

@@ -6,6 +6,7 @@ import type { ListedWebhookEndpoint } from '../../webhooks/service.js';
 import { html, type SafeHtml } from './html.js';
 import {
   alert,
+  confirmPage,
   RESENT_NOTICE,
   type Signed,
   sessionFormFields,
@@ -60,7 +61,7 @@ function deliveriesTable(endpoint: ListedWebhookEndpoint): SafeHtml {
   <td data-label="Answer" class="excerpt">${delivery.lastResponse ?? ''}</td>
 </tr>`,
   );
-  return html`<div class="table-wrap"><table class="delivery-list">
+  return html`<div class="table-wrap"><table class="delivery-list stacked">
   <caption class="visually-hidden">Last deliveries to ${endpoint.url}</caption>
   <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last attempt</th><th scope="col">Next retry</th><th scope="col">Answer</th></tr></thead>
   <tbody>
@@ -147,24 +148,21 @@ ${secretPanel}
 
 export function removeWebhookPage(view: Signed & { endpoint: WebhookEndpoint }): string {
   const { endpoint } = view;
-  return settingsLayout(
-    view,
-    'webhooks',
-    'Remove webhook endpoint',
-    html`<section class="panel panel-danger" aria-labelledby="remove-title">
-  <h2 id="remove-title">Remove <code>${endpoint.url}</code>?</h2>
-  <dl class="facts">
-    <dt>Events</dt><dd>${endpoint.events.map((type) => html`<code>${type}</code> `)}</dd>
-    <dt>Added</dt><dd>${time(endpoint.createdAt)}</dd>
-  </dl>
-  <p>Nothing more is sent to it, including deliveries still waiting for a retry. Removing cannot be undone.</p>
-  <form method="post" action="${WEBHOOKS_PAGE}/${endpoint.id}/remove" class="button-row">
-    ${sessionFormFields(view.csrfToken)}
-    <button type="submit" class="button button-danger">Remove endpoint</button>
-    <a class="button button-quiet" href="${WEBHOOKS_PAGE}">Cancel</a>
-  </form>
-</section>`,
-  );
+  return confirmPage(view, {
+    current: 'webhooks',
+    title: 'Remove webhook endpoint',
+    headingId: 'remove-title',
+    question: html`Remove <code>${endpoint.url}</code>?`,
+    facts: [
+      ['Events', html`${endpoint.events.map((type) => html`<code>${type}</code> `)}`],
+      ['Added', time(endpoint.createdAt)],
+    ],
+    consequence:
+      'Nothing more is sent to it, including deliveries still waiting for a retry. Removing cannot be undone.',
+    action: `${WEBHOOKS_PAGE}/${endpoint.id}/remove`,
+    button: 'Remove endpoint',
+    cancel: WEBHOOKS_PAGE,
+  });
 }
 
 export const WEBHOOK_STYLES = `

@@ -16,6 +16,8 @@ export interface PostgresCluster {
   /** Superuser URL of the `postgres` database. */
   readonly url: string;
   readonly port: number;
+  /** The cluster's data directory (its postmaster.pid names the server's process). */
+  readonly dataDir: string;
   stop(): Promise<void>;
   start(): Promise<void>;
   destroy(): Promise<void>;
@@ -78,6 +80,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    dataDir: data,
     start,
     stop,
     async destroy() {
