@@ -141,14 +141,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connectionTimeout: timeouts.connectionMs,
     keepAliveTimeout: timeouts.keepAliveMs,
     clientErrorHandler: clientErrorHandler(MAX_URL_LENGTH),
-    frameworkErrors: (error, request, reply) => {
+    // The router itself never refuses a long path parameter (its default bound is 100
+    // characters): the route is found, so the request goes through the pipeline (its
+    // key checked and counted, the quota headers on the answer) and the route answers
+    // what it answers any unknown id. Only the URL's length is bounded, by the check step.
+    routerOptions: { maxParamLength: MAX_URL_LENGTH },
+    frameworkErrors: (_error, request, reply) => {
       // Answered outside every route context: no onSend hook adds the API's headers here.
       reply.header('x-request-id', request.id).headers(API_RESPONSE_HEADERS);
       if ((request.raw.url ?? '').length > MAX_URL_LENGTH)
         return sendError(request, reply, 414, 'URI Too Long');
-      // An over-long path parameter cannot name anything that exists.
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
-        return sendError(request, reply, 404, 'Not found');
       return sendError(request, reply, 400, 'Malformed URL');
     },
   }).withTypeProvider<ZodTypeProvider>();

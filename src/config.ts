@@ -77,7 +77,7 @@ export const DEFAULT_CHANGE_RETENTION_DAYS = 30;
 
 const DEFAULTS = {
   PORT: '3000',
-  HOST: '0.0.0.0',
+  HOST: '127.0.0.1',
   DATABASE_URL: 'sqlite:./data/compplan.db',
   RATE_LIMIT_PER_SECOND: '10',
   LOG_LEVEL: 'info',

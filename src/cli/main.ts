@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ManagementError } from '../errors.js';
 import { ImportError } from '../import/errors.js';
+import { packageVersion } from '../version.js';
 import { registerCycles } from './commands/cycles.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
@@ -16,7 +17,6 @@ import { registerWebhooks } from './commands/webhooks.js';
 import { configFromEnvironment } from './context.js';
 import { describeDatabaseFailure } from './database-failures.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './errors.js';
-import { packageVersion } from './version.js';
 
 export function buildProgram(): Command {
   const program = new Command('compplan')

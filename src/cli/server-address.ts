@@ -8,7 +8,7 @@ import { CliError, EXIT_USAGE } from './errors.js';
 export const BASE_URL_VARIABLE = 'COMPPLAN_BASE_URL';
 
 export interface ServerAddress {
-  /** The server's root URL, without a trailing slash, e.g. http://localhost:3000. */
+  /** The server's root URL, without a trailing slash, e.g. http://127.0.0.1:3000. */
   url: string;
   /** Where it came from, for people: "--base-url", "COMPPLAN_BASE_URL", "PORT=8080", … */
   source: string;
@@ -41,12 +41,12 @@ export function serverAddress(flag: string | undefined, env: Environment): Serve
   return { url: localUrl(host, port), source };
 }
 
-/** "http://localhost:3000 (from PORT=3000)": the address and why it is this one. */
+/** "http://127.0.0.1:3000 (from PORT=3000)": the address and why it is this one. */
 export function describeAddress({ url, source }: ServerAddress): string {
   return `${url} (from ${source})`;
 }
 
 /** The help of a command's --base-url flag. */
 export function baseUrlHelp(what: string): string {
-  return `${what} (default: ${BASE_URL_VARIABLE}, else http://localhost on the PORT and HOST compplan serve would use)`;
+  return `${what} (default: ${BASE_URL_VARIABLE}, else the address compplan serve would listen on with PORT and HOST: http://127.0.0.1:3000 when both are unset)`;
 }

@@ -8,8 +8,19 @@
 // since a deltaToken (everything without one), removals as rows with `removed` true; the
 // run returns the walk's new deltaToken, which the caller keeps (delta-state.ts) only once
 // everything is written.
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import {
   type CompplanClient,
@@ -214,6 +225,48 @@ function savedState(stateFile: string): ExportState | undefined {
     : undefined;
 }
 
+/** What is at `path`; undefined when nothing is (or a file stands where a folder should). */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Why `output` cannot be written as a file, in words; undefined when it can. Checked before
+ * the first request, so that an export is not refused only once its first page has come.
+ */
+function unwritable(output: string): string | undefined {
+  const found = statOf(output);
+  if (found?.isDirectory()) return 'it is a folder';
+  const folder = dirname(output);
+  let ancestor = folder;
+  let stats = statOf(ancestor);
+  // The nearest thing that exists on the way up (the root, or `.`, always does).
+  while (!stats) {
+    ancestor = dirname(ancestor);
+    stats = statOf(ancestor);
+  }
+  if (!stats.isDirectory()) return `${ancestor} is a file, not a folder`;
+  if (ancestor !== folder) return `the folder ${folder} does not exist`;
+  try {
+    accessSync(found ? output : folder, constants.W_OK);
+  } catch {
+    return found ? 'no permission to write it' : `no permission to write in ${folder}`;
+  }
+  return undefined;
+}
+
+/** A failure of the file system (a full disk, …) as one line that names the file. */
+function writeFailure(output: string, error: unknown): unknown {
+  const { code, message } = error as NodeJS.ErrnoException;
+  return typeof code === 'string' ? new ExportError(`cannot write ${output}: ${message}`) : error;
+}
+
 /**
  * A file and its state file. A new export creates neither until its first page has come
  * (or the export is complete and empty): one that fails before that (a server that cannot
@@ -226,6 +279,8 @@ async function fileSink(
   request: ExportRequest,
   options: { resume: boolean; force: boolean },
 ): Promise<{ sink: Sink; state: ExportState }> {
+  const problem = unwritable(output);
+  if (problem) throw new ExportError(`cannot write ${output}: ${problem}`);
   const stateFile = stateFileOf(output);
   const saved = savedState(stateFile);
   let state: ExportState;
@@ -246,7 +301,9 @@ async function fileSink(
         `${output} was started as a different export (${JSON.stringify(state.request)}); resume it with the same options`,
       );
     }
-    handle = await open(output, 'r+');
+    handle = await open(output, 'r+').catch((error: unknown) => {
+      throw writeFailure(output, error);
+    });
     // Whatever follows the last complete page is a page cut short: it is written again.
     await handle.truncate(state.bytes);
   } else {
@@ -273,24 +330,31 @@ async function fileSink(
     saveState(state);
     return handle;
   };
+  /** Runs `work` on the file; what the file system refuses is one line naming the file. */
+  const onFile = (work: () => Promise<void>) =>
+    work().catch((error: unknown) => {
+      throw writeFailure(output, error);
+    });
   return {
     state,
     sink: {
-      async write(text, current) {
-        const target = await file();
-        const buffer = Buffer.from(text, 'utf8');
-        await target.write(buffer, 0, buffer.length, position);
-        position += buffer.length;
-        current.bytes = position;
-        saveState(current);
-      },
-      async finish(current) {
-        const target = await file();
-        const end = Buffer.from(closing(request.format, current.rows), 'utf8');
-        await target.write(end, 0, end.length, position);
-        await target.close();
-        rmSync(stateFile, { force: true });
-      },
+      write: (text, current) =>
+        onFile(async () => {
+          const target = await file();
+          const buffer = Buffer.from(text, 'utf8');
+          await target.write(buffer, 0, buffer.length, position);
+          position += buffer.length;
+          current.bytes = position;
+          saveState(current);
+        }),
+      finish: (current) =>
+        onFile(async () => {
+          const target = await file();
+          const end = Buffer.from(closing(request.format, current.rows), 'utf8');
+          await target.write(end, 0, end.length, position);
+          await target.close();
+          rmSync(stateFile, { force: true });
+        }),
     },
   };
 }

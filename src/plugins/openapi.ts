@@ -16,6 +16,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { BOTH_CURSOR_AND_TOKEN, FULL_SYNC_NEEDED } from '../modules/deltas/walk.js';
 import { FOREIGN_DELTA_TOKEN } from '../pagination/cursor.js';
+import { packageVersion } from '../version.js';
 import { WEBHOOKS_TAG, webhooksDocument } from '../webhooks/openapi.js';
 import { API_KEY_HEADER } from './authentication.js';
 
@@ -549,7 +550,7 @@ export default fp(
         openapi: '3.1.0',
         info: {
           title: 'compplan — Compensation Planning External API',
-          version: '1.0.0',
+          version: packageVersion(),
           description: API_DESCRIPTION,
           contact: { name: 'compplan' },
           // No licence: compplan is not published under one (package.json says

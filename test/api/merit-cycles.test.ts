@@ -201,11 +201,11 @@ describe('merit cycles', () => {
       });
     });
 
-    it('answers 404 for an id longer than any route parameter', async () => {
+    it('answers an id of 500 characters as any unknown id: 404 Merit cycle not found', async () => {
       const id = `mc_${'a'.repeat(500)}`;
       expect(await get(cyclePath(id))).toEqual({
         status: 404,
-        body: errorBody(cyclePath(id), 'Not found', 404),
+        body: errorBody(cyclePath(id), 'Merit cycle not found', 404),
       });
     });
 

@@ -113,6 +113,18 @@ describe('rate limit: 10 requests per second per key', () => {
 
     it.each([
       ['an unknown path', 404, '/nope', { method: 'GET' }],
+      [
+        'a merit cycle id of 300 characters',
+        404,
+        `${LIST}/mc_${'a'.repeat(300)}`,
+        { method: 'GET' },
+      ],
+      [
+        'the employees of a merit cycle id of 300 characters',
+        404,
+        `${LIST}/mc_${'a'.repeat(300)}/employees`,
+        { method: 'GET' },
+      ],
       ['a wrong method', 405, LIST, { method: 'DELETE' }],
       [
         'a body too large',

@@ -28,6 +28,19 @@ interface ListedKey {
   previousSecretExpiresAt: string | null;
 }
 
+/**
+ * Every row of the database but the last use of keys, which the running server records
+ * on its own schedule (every 15 seconds), whatever a command does meanwhile.
+ */
+function withoutLastUse(path: string): Record<string, unknown[]> {
+  const dump = dumpDatabase(path);
+  dump.api_keys = (dump.api_keys ?? []).map((row) => {
+    const { last_used_at, last_used_address, ...rest } = row as Record<string, unknown>;
+    return rest;
+  });
+  return dump;
+}
+
 describe('compplan keys: least-privilege keys', () => {
   let db: TempDatabase;
   let server: CliServer;
@@ -69,8 +82,18 @@ describe('compplan keys: least-privilege keys', () => {
     ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const created = JSON.parse(result.stdout) as { id: string; key: string };
-    expect(Object.keys(created)).toEqual(['id', 'key', 'org', 'name', 'createdAt']);
+    const created = JSON.parse(result.stdout) as { id: string; key: string; expiresAt: string };
+    // What it just set, as keys list shows it: cycles and columns sorted, the expiry.
+    expect(created).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^cpk_/),
+      org: ACME,
+      name: 'Engineering dashboard',
+      createdAt: expect.any(String),
+      cycles: [CYCLE.annual2025, CYCLE.midYear],
+      hiddenColumns: ['department', 'employee'],
+      expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+    });
 
     const cycles = (await (await get(LIST, created.key)).json()) as { data: { id: string }[] };
     expect(cycles.data.map((c) => c.id)).toEqual([CYCLE.annual2025, CYCLE.midYear]);
@@ -95,6 +118,7 @@ describe('compplan keys: least-privilege keys', () => {
       expiringSoon: false,
       previousSecretExpiresAt: null,
     });
+    expect(key?.expiresAt).toBe(created.expiresAt);
     const expiresAt = Date.parse(key?.expiresAt ?? '');
     expect(expiresAt).toBeGreaterThanOrEqual(before + 90 * DAY);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 90 * DAY);
@@ -150,8 +174,24 @@ describe('compplan keys: least-privilege keys', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const rolled = JSON.parse(result.stdout) as Record<string, string>;
-    expect(Object.keys(rolled)).toEqual(['id', 'key', 'org', 'name', 'previousSecretExpiresAt']);
-    expect(rolled).toMatchObject({ id: old.id, org: ACME, name: 'To roll' });
+    expect(Object.keys(rolled)).toEqual([
+      'id',
+      'key',
+      'org',
+      'name',
+      'cycles',
+      'hiddenColumns',
+      'expiresAt',
+      'previousSecretExpiresAt',
+    ]);
+    expect(rolled).toMatchObject({
+      id: old.id,
+      org: ACME,
+      name: 'To roll',
+      cycles: [CYCLE.annual2025],
+      hiddenColumns: [],
+      expiresAt: null,
+    });
     expect(rolled.key).toMatch(/^cpk_[0-9A-Za-z]{42}$/);
     expect(rolled.key).not.toBe(old.key);
     const graceEnd = Date.parse(rolled.previousSecretExpiresAt ?? '');
@@ -196,6 +236,21 @@ describe('compplan keys: least-privilege keys', () => {
     ],
     ['no hidden column', ['--hide-columns', ''], '--hide-columns needs at least one column key'],
     [
+      'a hidden column list ending in a comma',
+      ['--hide-columns', 'salary,'],
+      '--hide-columns has an empty item in "salary,": remove the extra comma',
+    ],
+    [
+      'two commas together in hidden columns',
+      ['--hide-columns', 'salary,,bonus'],
+      '--hide-columns has an empty item in "salary,,bonus": remove the extra comma',
+    ],
+    [
+      'a cycle list starting with a comma',
+      ['--cycles', `, ${CYCLE.annual2025}`],
+      `--cycles has an empty item in ", ${CYCLE.annual2025}": remove the extra comma`,
+    ],
+    [
       'a duration that does not parse',
       ['--expires-in', 'soon'],
       '--expires-in must be a number and a unit, such as 90d, 24h or 30m; got "soon"',
@@ -232,26 +287,10 @@ describe('compplan keys: least-privilege keys', () => {
     ],
   ];
 
-  /**
-   * Every table, but the last use of each key: the running server writes it every 15 s
-   * (src/modules/api-keys/verifier.ts), whenever that falls, whatever a command does.
-   */
-  const written = () => {
-    const tables = dumpDatabase(db.path);
-    return {
-      ...tables,
-      api_keys: (tables.api_keys ?? []).map((row) => ({
-        ...(row as object),
-        last_used_at: undefined,
-        last_used_address: undefined,
-      })),
-    };
-  };
-
   it.each(refusals)(
     'create with %s: one line, exit 1, nothing created',
     async (_, args, message) => {
-      const before = written();
+      const before = withoutLastUse(db.path);
       const result = await keys(['create', '--org', ACME, ...args]);
       expect(result).toEqual({
         code: 1,
@@ -259,7 +298,7 @@ describe('compplan keys: least-privilege keys', () => {
         stdout: '',
         stderr: `compplan: ${message}\n`,
       });
-      expect(written()).toEqual(before);
+      expect(withoutLastUse(db.path)).toEqual(before);
     },
   );
 
@@ -272,9 +311,9 @@ describe('compplan keys: least-privilege keys', () => {
     ],
   ])('roll with %s: one line, exit 1, nothing changed', async (_, grace, message) => {
     const id = (await listed())[0]?.id ?? '';
-    const before = written();
+    const before = withoutLastUse(db.path);
     const result = await keys(['roll', id, '--grace', grace]);
     expect(result).toEqual({ code: 1, signal: null, stdout: '', stderr: `compplan: ${message}\n` });
-    expect(written()).toEqual(before);
+    expect(withoutLastUse(db.path)).toEqual(before);
   });
 });

@@ -119,7 +119,7 @@ describe('compplan keys and orgs', () => {
     expect(lines[1]).toMatch(/^acme +Acme Corp +enabled +\d{4}-\d\d-\d\dT[\d:.]+Z$/);
   });
 
-  it('keys create --json prints exactly one object {id,key,org,name,createdAt}, and the key works against the running server', async () => {
+  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,expiresAt}, and the key works against the running server', async () => {
     const result = await runCli(
       ['keys', 'create', '--org', 'acme', '--name', 'Looker export', '--json'],
       { env: db.env },
@@ -127,13 +127,25 @@ describe('compplan keys and orgs', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const key = JSON.parse(result.stdout) as CreatedKey;
-    expect(Object.keys(key)).toEqual(['id', 'key', 'org', 'name', 'createdAt']);
+    expect(Object.keys(key)).toEqual([
+      'id',
+      'key',
+      'org',
+      'name',
+      'createdAt',
+      'cycles',
+      'hiddenColumns',
+      'expiresAt',
+    ]);
     expect(key).toEqual({
       id: expect.stringMatching(KEY_ID),
       key: expect.stringMatching(SECRET),
       org: 'acme',
       name: 'Looker export',
       createdAt: expect.stringMatching(ISO_MS),
+      cycles: null,
+      hiddenColumns: [],
+      expiresAt: null,
     });
     created.push(key);
 

@@ -14,6 +14,34 @@ const LOOPBACK_URL = /^http:\/\/127\.0\.0\.1:(\d+)$/;
 const DEMO_START =
   /^compplan is listening on (\S+)\n\nLoaded the demo data set \(organisation "demo"\) and generated a key for it\.\nIt is shown only this once:\n\n {2}(cpk_[0-9A-Za-z]{42})\n\nTry it:\n {2}curl -H "x-api-key: (\S+)" (\S+)\n\n$/;
 
+/**
+ * The addresses sockets listen on at `port`, from the kernel's tables (/proc/net/tcp and
+ * tcp6: local address and port in hex, state 0A is LISTEN): "0.0.0.0" or "::" for every
+ * interface.
+ */
+function listeningAddresses(port: number): string[] {
+  const addresses: string[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const [, local = '', , state] = line.trim().split(/\s+/);
+      const [address = '', hexPort = ''] = local.split(':');
+      if (state !== '0A' || Number.parseInt(hexPort, 16) !== port) continue;
+      if (address.length === 8) {
+        // IPv4, its bytes in the host's (little-endian) order.
+        addresses.push(
+          (address.match(/../g) ?? [])
+            .reverse()
+            .map((byte) => Number.parseInt(byte, 16))
+            .join('.'),
+        );
+      } else {
+        addresses.push(/^0+$/.test(address) ? '::' : `ipv6:${address}`);
+      }
+    }
+  }
+  return addresses;
+}
+
 describe('compplan serve', () => {
   let db: TempDatabase;
   /** The key `serve --demo` printed on the first start. */
@@ -75,6 +103,20 @@ describe('compplan serve', () => {
       expect(await first.stop()).toEqual({ code: 0, signal: null, killed: false });
     }
     await expect(fetch(`${first.url}/ping`)).rejects.toThrow();
+  });
+
+  it('without --host or HOST (as npm start runs it) it listens on 127.0.0.1 only, and prints that address', async () => {
+    const own = tempDatabase();
+    const server = await startCliServer([], { ...own.env, LOG_LEVEL: 'warn' }, { hostFlag: false });
+    try {
+      expect(server.url).toMatch(LOOPBACK_URL);
+      const port = Number(LOOPBACK_URL.exec(server.url)?.[1]);
+      expect(listeningAddresses(port)).toEqual(['127.0.0.1']);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.stop();
+      own.remove();
+    }
   });
 
   it('serve --demo on a database that has the demo prints no key, the first key still works, and a second server on its port exits 1 with a one-line message', async () => {

@@ -74,13 +74,13 @@ describe('the server address commands print and use', () => {
       [
         [],
         { COMPPLAN_BASE_URL: undefined, PORT: '8123' },
-        'http://localhost:8123/app/sign-in',
+        'http://127.0.0.1:8123/app/sign-in',
         'PORT=8123',
       ],
       [
         [],
         { COMPPLAN_BASE_URL: undefined },
-        'http://localhost:3000/app/sign-in',
+        'http://127.0.0.1:3000/app/sign-in',
         'the defaults of compplan serve: PORT and HOST unset',
       ],
     ];
@@ -174,6 +174,35 @@ describe('the server address commands print and use', () => {
     expect((JSON.parse(result.stdout) as unknown[]).length).toBeGreaterThan(0);
     expect(result.stderr.split('\n')[0]).toBe(
       `Exporting from http://127.0.0.1:${port} (from PORT=${port} and HOST=127.0.0.1)`,
+    );
+  });
+
+  it('export with a key the server does not know (401), or a cycle it does not have (404), names the server it asked and where that address came from', async () => {
+    // A key of some other server, while this one answers on the address PORT and HOST name.
+    const otherKey = `cpk_${'A'.repeat(42)}`;
+    const derived = await runCli(['export', 'merit-cycles'], {
+      env: {
+        PORT: port,
+        HOST: '127.0.0.1',
+        COMPPLAN_BASE_URL: undefined,
+        COMPPLAN_API_KEY: otherKey,
+      },
+    });
+    expect(derived.code).toBe(1);
+    expect(derived.stderr).toMatch(
+      new RegExp(
+        `^compplan: GET /v1/compensationPlanning/meritCycles: 401 Missing or invalid API key \\(request id [\\w-]+\\) \\(check --key or COMPPLAN_API_KEY; is http://127\\.0\\.0\\.1:${port} \\(from PORT=${port} and HOST=127\\.0\\.0\\.1\\) the server you mean\\? name it with --base-url or COMPPLAN_BASE_URL\\)\n$`,
+      ),
+    );
+    const unknownCycle = 'mc_00000000-0000-4000-8000-000000000000';
+    const named = await runCli(['export', 'employees', '--cycle', unknownCycle], {
+      env: { COMPPLAN_BASE_URL: server.url, COMPPLAN_API_KEY: demoKey },
+    });
+    expect(named.code).toBe(1);
+    expect(named.stderr).toMatch(
+      new RegExp(
+        `: 404 Merit cycle not found \\(request id [\\w-]+\\) \\(check --cycle; is http://127\\.0\\.0\\.1:${port} the right COMPPLAN_BASE_URL\\?\\)\n$`,
+      ),
     );
   });
 

@@ -32,6 +32,14 @@ describe('the OpenAPI document', () => {
     expect(await response.json()).toEqual(JSON.parse(committed()));
   });
 
+  it("has compplan's one version, package.json's, as the command line and the client package have", async () => {
+    const versionOf = (path: string) =>
+      (JSON.parse(readFileSync(`${ROOT}${path}`, 'utf8')) as { version: string }).version;
+    const { version } = JSON.parse(await renderOpenApiDocument()).info as { version: string };
+    expect(version).toBe(versionOf('package.json'));
+    expect(versionOf('packages/client/package.json')).toBe(version);
+  });
+
   it('is OpenAPI 3.1 with the x-api-key scheme on every API operation and none on the health checks', () => {
     const document = JSON.parse(committed());
     expect(document.openapi).toBe('3.1.0');

@@ -257,13 +257,48 @@ describe('compplan export', () => {
     expect((await cli(['merit-cycles', '-o', file, '--force'])).code).toBe(0);
   });
 
+  it('refuses an output it cannot write (a folder that does not exist, a path through a file, a folder) before its first request: one line, exit 1, nothing written', async () => {
+    const file = join(dir, 'in-the-way.csv');
+    writeFileSync(file, 'kept\n');
+    const cases: [string, string][] = [
+      [
+        join(dir, 'no-such-folder', 'x.csv'),
+        `the folder ${join(dir, 'no-such-folder')} does not exist`,
+      ],
+      [join(dir, 'no', 'such', 'x.csv'), `the folder ${join(dir, 'no', 'such')} does not exist`],
+      [join(file, 'x.csv'), `${file} is a file, not a folder`],
+      [join(file, 'deeper', 'x.csv'), `${file} is a file, not a folder`],
+      [dir, 'it is a folder'],
+    ];
+    for (const [output, reason] of cases) {
+      for (const baseUrl of [server.url, 'http://127.0.0.1:9']) {
+        // Nothing listens at the second: the path is refused before any request is made.
+        const result = await runCli(
+          ['export', 'merit-cycles', '-o', output, '--force', '--base-url', baseUrl],
+          { env: { COMPPLAN_API_KEY: key, COMPPLAN_BASE_URL: undefined }, timeoutMs: 30_000 },
+        );
+        expect({ output, baseUrl, ...result }).toEqual({
+          output,
+          baseUrl,
+          code: 1,
+          signal: null,
+          stdout: '',
+          stderr: `compplan: cannot write ${output}: ${reason}\n`,
+        });
+      }
+    }
+    expect(readFileSync(file, 'utf8')).toBe('kept\n');
+    expect(existsSync(join(dir, 'no-such-folder'))).toBe(false);
+    expect(existsSync(join(dir, 'no'))).toBe(false);
+  }, 60_000);
+
   it('fails with the status, the request id and a hint for a bad key or an unknown cycle', async () => {
     const badKey = await cli(['employees', '--cycle', SDK_CYCLE.big], {
       COMPPLAN_API_KEY: 'cpk_nope',
     });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(
-      /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/employees: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY\)\n$/,
+      /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/employees: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY; is http:\/\/127\.0\.0\.1:\d+ the right --base-url\?\)\n$/,
     );
     const unknown = await cli(['employees', '--cycle', 'mc_00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);

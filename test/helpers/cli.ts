@@ -122,6 +122,12 @@ export interface CliServer {
 
 const LISTENING = /compplan is listening on (http:\/\/\S+)/;
 
+export interface CliServerOptions {
+  timeoutMs?: number;
+  /** false: no --host flag, so that the server listens where HOST or its default says. */
+  hostFlag?: boolean;
+}
+
 /**
  * Starts `bin/compplan.js serve --port 0 --host 127.0.0.1 [extra…]` (the script executed, as
  * `npm start` does) and waits until it prints the
@@ -131,9 +137,10 @@ const LISTENING = /compplan is listening on (http:\/\/\S+)/;
 export async function startCliServer(
   extraArgs: readonly string[],
   env: Record<string, string | undefined>,
-  timeoutMs = 20_000,
+  { timeoutMs = 20_000, hostFlag = true }: CliServerOptions = {},
 ): Promise<CliServer> {
-  const child = spawnCli(['serve', '--port', '0', '--host', '127.0.0.1', ...extraArgs], env, true);
+  const host = hostFlag ? ['--host', '127.0.0.1'] : [];
+  const child = spawnCli(['serve', '--port', '0', ...host, ...extraArgs], env, true);
   child.stdin?.end();
   let stdout = '';
   let stderr = '';

@@ -69,6 +69,22 @@ describe('compplan webhooks', () => {
     return JSON.parse(result.stdout) as { id: string; secret: string; events: string[] };
   }
 
+  /** `webhooks add` of https://hooks.example.com/compplan for these --events, as typed. */
+  const addExample = (events: string) =>
+    runCli(
+      [
+        'webhooks',
+        'add',
+        '--org',
+        ORG,
+        '--url',
+        'https://hooks.example.com/compplan',
+        '--events',
+        events,
+      ],
+      { env },
+    );
+
   async function list(): Promise<Listed[]> {
     const result = await runCli(['webhooks', 'list', '--org', ORG, '--json'], { env });
     expect(result.code, result.stderr).toBe(0);
@@ -157,20 +173,20 @@ describe('compplan webhooks', () => {
     }
   });
 
+  it('add refuses an event list with an empty item (a comma too many) and writes nothing', async () => {
+    const result = await addExample('meritCycle.removed,');
+    expect(result).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr:
+        'compplan: --events has an empty item in "meritCycle.removed,": remove the extra comma\n',
+    });
+    expect(await list()).toEqual([]);
+  });
+
   it('add prints the whsec_ secret once; list shows the endpoint without it; remove removes it', async () => {
-    const text = await runCli(
-      [
-        'webhooks',
-        'add',
-        '--org',
-        ORG,
-        '--url',
-        'https://hooks.example.com/compplan',
-        '--events',
-        'meritCycle.removed',
-      ],
-      { env },
-    );
+    const text = await addExample('meritCycle.removed');
     expect(text.code, text.stderr).toBe(0);
     const secret = /^ {2}(whsec_\S+)$/m.exec(text.stdout)?.[1] ?? '';
     expect(secret).toMatch(SECRET);

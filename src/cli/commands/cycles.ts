@@ -1,9 +1,11 @@
+// `compplan cycles list --org SLUG`: an organisation's merit cycles and their ids
+// (src/modules/merit-cycles/overview.ts), what a CSV import's --cycle needs.
 // `compplan cycles remove ID [--yes]`: removes a merit cycle and its employees, in one
 // transaction (src/modules/merit-cycles/removal.ts). Asks first on a terminal; elsewhere
 // (a script, CI) it removes nothing unless --yes says so.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { configFromEnvironment, printJson, withDatabase } from '../context.js';
+import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
 
 async function confirmed(question: string): Promise<boolean> {
@@ -17,6 +19,41 @@ async function confirmed(question: string): Promise<boolean> {
 
 export function registerCycles(program: Command): void {
   const cycles = program.command('cycles').description('Merit cycles');
+
+  cycles
+    .command('list')
+    .description(
+      "List an organisation's merit cycles: id, name, status, start date, currency and number of employees",
+    )
+    .requiredOption('--org <slug>', 'the organisation')
+    .option(
+      '--json',
+      'print a JSON array of {"id","name","status","startDate","currency","employees"}',
+    )
+    .action(async (options: { org: string; json?: boolean }) => {
+      const { findOrganizationBySlug } = await import('../../modules/organizations/repository.js');
+      const { listOrganizationCycles } = await import('../../modules/merit-cycles/overview.js');
+      const list = await withDatabase(configFromEnvironment(), async ({ db }) => {
+        const organization = await findOrganizationBySlug(db, options.org);
+        if (!organization) throw new CliError(`No organisation with slug "${options.org}"`);
+        return listOrganizationCycles(db, organization.id);
+      });
+      if (options.json) return printJson(list);
+      if (list.length === 0) return console.log(`No merit cycles in ${options.org} yet.`);
+      console.log(
+        table(
+          ['ID', 'NAME', 'STATUS', 'START', 'CURRENCY', 'EMPLOYEES'],
+          list.map((cycle) => [
+            cycle.id,
+            cycle.name,
+            cycle.status,
+            cycle.startDate,
+            cycle.currency,
+            String(cycle.employees),
+          ]),
+        ),
+      );
+    });
 
   cycles
     .command('remove')

@@ -88,19 +88,21 @@ function progressLine(kind: ExportKind, stream: NodeJS.WriteStream) {
 function describeFailure(error: unknown, server: ServerAddress): string | undefined {
   if (!(error instanceof CompplanError)) return undefined;
   // A server named on purpose may be the wrong one; one derived from PORT and HOST may
-  // not be the one meant at all.
+  // not be the one meant at all. A key or a cycle the server does not know may be one of
+  // another server, so those name the server asked too.
   const wrongServer =
     server.source === '--base-url' || server.source === BASE_URL_VARIABLE
-      ? ` (is ${server.url} the right ${server.source}?)`
-      : ` (is ${describeAddress(server)} the server you mean? name it with --base-url or ${BASE_URL_VARIABLE})`;
+      ? `is ${server.url} the right ${server.source}?`
+      : `is ${describeAddress(server)} the server you mean? name it with --base-url or ${BASE_URL_VARIABLE}`;
   const hints: Record<string, string> = {
-    AuthenticationError: ' (check --key or COMPPLAN_API_KEY)',
-    DeltaTokenExpiredError: ' (remove the --delta state file to export everything again)',
-    NotFoundError: ' (check --cycle)',
+    AuthenticationError: `check --key or COMPPLAN_API_KEY; ${wrongServer}`,
+    DeltaTokenExpiredError: 'remove the --delta state file to export everything again',
+    NotFoundError: `check --cycle; ${wrongServer}`,
     ConnectionError: wrongServer,
     TimeoutError: wrongServer,
   };
-  return `${error.message}${hints[error.name] ?? ''}`;
+  const hint = hints[error.name];
+  return hint ? `${error.message} (${hint})` : error.message;
 }
 
 export function registerExport(program: Command): void {

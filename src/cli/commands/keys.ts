@@ -72,7 +72,10 @@ export function registerKeys(program: Command): void {
     .option('--expires-in <duration>', 'expire after this long, e.g. 90d, 12h')
     .option('--expires-at <date>', 'expire at this date (YYYY-MM-DD, UTC) or ISO 8601 time')
     .option('--base-url <url>', baseUrlHelp('the server of the curl line printed'))
-    .option('--json', 'print {"id","key","org","name","createdAt"}')
+    .option(
+      '--json',
+      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","expiresAt"} (docs/api-keys.md)',
+    )
     .action(async (options: CreateOptions) => {
       // Checked before the key is made: a bad address is a usage error.
       const server = serverAddress(options.baseUrl, process.env);
@@ -81,15 +84,17 @@ export function registerKeys(program: Command): void {
         createApiKey(db, {
           org: options.org,
           name: options.name,
-          cycles: options.cycles === undefined ? undefined : parseList(options.cycles),
+          cycles: options.cycles === undefined ? undefined : parseList(options.cycles, '--cycles'),
           hiddenColumns:
-            options.hideColumns === undefined ? undefined : parseList(options.hideColumns),
+            options.hideColumns === undefined
+              ? undefined
+              : parseList(options.hideColumns, '--hide-columns'),
           expiresIn: options.expiresIn,
           expiresAt: options.expiresAt,
         }),
       );
-      const { id, key, org, name, createdAt } = created;
-      if (options.json) return printJson({ id, key, org, name, createdAt });
+      const { id, key, org, name } = created;
+      if (options.json) return printJson(created);
       const restrictions = [
         ...(created.cycles ? [`It reads only the merit cycles ${created.cycles.join(', ')}.`] : []),
         ...(created.hiddenColumns.length > 0
@@ -122,7 +127,10 @@ export function registerKeys(program: Command): void {
       'how long the old secret keeps working, at most 30d',
       DEFAULT_GRACE,
     )
-    .option('--json', 'print {"id","key","org","name","previousSecretExpiresAt"}')
+    .option(
+      '--json',
+      'print {"id","key","org","name","cycles","hiddenColumns","expiresAt","previousSecretExpiresAt"} (docs/api-keys.md)',
+    )
     .action(async (id: string, options: { grace: string; json?: boolean }) => {
       const { rollApiKeyById } = await service();
       const rolled = await withDatabase(configFromEnvironment(), ({ db }) =>

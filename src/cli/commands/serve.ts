@@ -19,7 +19,11 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('Run the API server (applies pending migrations first)')
     .option('--port <n>', 'listening port (default: PORT or 3000)', port)
-    .option('--host <address>', 'listening address (default: HOST or 0.0.0.0)', host)
+    .option(
+      '--host <address>',
+      'listening address (default: HOST or 127.0.0.1, this machine only)',
+      host,
+    )
     .option('--demo', `load the demo data set into a new database and print a key for it`)
     .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
       const config = configFromEnvironment({ PORT: options.port, HOST: options.host });

@@ -28,7 +28,7 @@ export function registerWebhooks(program: Command): void {
         addWebhookEndpoint(db, {
           org: options.org,
           url: options.url,
-          events: options.events === undefined ? undefined : parseList(options.events),
+          events: options.events === undefined ? undefined : parseList(options.events, '--events'),
           allowPrivateNetworks: config.webhooks?.allowPrivateNetworks ?? [],
         }),
       );

@@ -36,16 +36,21 @@ export function parseDuration(text: string, option: string): number {
   return value;
 }
 
-/** A comma-separated list as its items, trimmed, without empty items or repeats. */
-export function parseList(text: string): string[] {
-  return [
-    ...new Set(
-      text
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item.length > 0),
-    ),
-  ];
+/**
+ * A comma-separated list (of `option`) as its items, trimmed, without repeats. A list with
+ * nothing in it is empty (what the option's own check refuses); an empty item among others
+ * (`salary,`, `salary,,bonus`) is refused here, rather than dropped: a comma too many may
+ * be a column key left out, and a key must never read more than was asked for.
+ */
+export function parseList(text: string, option: string): string[] {
+  const items = text.split(',').map((item) => item.trim());
+  if (items.every((item) => item.length === 0)) return [];
+  if (items.some((item) => item.length === 0)) {
+    throw new KeyManagementError(
+      `${option} has an empty item in "${text}": remove the extra comma`,
+    );
+  }
+  return [...new Set(items)];
 }
 
 /** When a new key expires: `expiresIn` from now, or at `expiresAt`; null: never. */

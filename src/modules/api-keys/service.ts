@@ -104,6 +104,10 @@ export interface RolledApiKey {
   key: string;
   org: string;
   name: string;
+  /** What the key may read and until when, unchanged by the roll. */
+  cycles: string[] | null;
+  hiddenColumns: string[];
+  expiresAt: string | null;
   /** Until when the secret the key had keeps working. */
   previousSecretExpiresAt: string;
 }
@@ -141,7 +145,16 @@ export async function rollApiKeyById(
   });
   // Revoked between the reading and the writing.
   if (!rolled) throw new KeyManagementError(`API key ${id} is revoked: create a new key instead`);
-  return { id, key: secret, org: organization.slug, name: key.name, previousSecretExpiresAt };
+  return {
+    id,
+    key: secret,
+    org: organization.slug,
+    name: key.name,
+    cycles: key.cycles,
+    hiddenColumns: key.hiddenColumns,
+    expiresAt: key.expiresAt,
+    previousSecretExpiresAt,
+  };
 }
 
 export async function listOrganizationApiKeys(db: Db, org: string): Promise<ApiKey[]> {

@@ -9,6 +9,7 @@ import { inOrganizationTransaction } from '../../changes/transaction.js';
 import type { DatabaseHandle } from '../../db/connect.js';
 import { isId } from '../../ids.js';
 import { recordMeritCycleRemoved } from '../../webhooks/outbox.js';
+import { employeeCountOf } from './overview.js';
 
 export interface RemovedCycle {
   id: string;
@@ -32,13 +33,7 @@ export async function describeCycle(
     .selectFrom('merit_cycles as c')
     .innerJoin('organizations as o', 'o.id', 'c.organization_id')
     .select(['c.id', 'c.name', 'o.slug', 'o.id as organizationId'])
-    .select((eb) =>
-      eb
-        .selectFrom('merit_cycle_employees as e')
-        .select((inner) => inner.fn.countAll<number | string>().as('n'))
-        .whereRef('e.merit_cycle_id', '=', 'c.id')
-        .as('employees'),
-    )
+    .select(employeeCountOf)
     .where('c.id', '=', meritCycleId)
     .executeTakeFirst();
   if (!row) return undefined;

@@ -83,7 +83,7 @@ export function restrictionsOf(request: FastifyRequest): Omit<NewKeyInput, 'org'
   const expiresAt = formField(request, 'expiresAt').trim();
   return {
     cycles: scope === 'some' ? cycles : undefined,
-    hiddenColumns: hidden === '' ? undefined : parseList(hidden),
+    hiddenColumns: hidden === '' ? undefined : parseList(hidden, '--hide-columns'),
     expiresIn: expiresIn === '' ? undefined : expiresIn,
     expiresAt: expiresAt === '' ? undefined : expiresAt,
   };
