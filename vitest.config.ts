@@ -6,10 +6,11 @@ import { detectServices, type ProjectName, planProjects } from './test/helpers/p
 // (CI installs it) or COMPPLAN_TEST_POSTGRES_URL names a server. One suite, two runs.
 // The tests that need Redis (test/redis), the production topology (several instances,
 // PostgreSQL, Redis, nginx; test/production), the web application's browser tests
-// (test/web, Debian's Chromium) and the benchmark's wrk scripts (test/bench) run when what
-// they need is installed (CI installs it all; test/helpers/projects.ts). The run ends by
-// listing the projects skipped and for lack of what (test/helpers/projects-reporter.ts);
-// under CI=true a skipped project fails it.
+// (test/web, Debian's Chromium), the benchmark's wrk scripts (test/bench) and pandas
+// reading the bulk download (test/interop) run when what they need is installed (CI
+// installs it all; test/helpers/projects.ts). The run ends by listing the projects skipped
+// and for lack of what (test/helpers/projects-reporter.ts); under CI=true a skipped project
+// fails it.
 const runs = new Set<ProjectName>(
   planProjects(detectServices())
     .filter((plan) => plan.missing.length === 0)
@@ -20,6 +21,7 @@ const withRedis = runs.has('redis');
 const withProduction = runs.has('production');
 const withChromium = runs.has('web');
 const withWrk = runs.has('bench');
+const withPandas = runs.has('interop');
 
 // Test files at once. Most of a test waits (on spawned commands, servers, databases,
 // receivers), so vitest's default of one fewer than the cores, a single file at a time on
@@ -50,6 +52,7 @@ export default defineConfig({
             'test/production/**',
             'test/web/**',
             'test/bench/**',
+            'test/interop/**',
           ],
           provide: { dialect: 'sqlite' },
         },
@@ -67,6 +70,7 @@ export default defineConfig({
                   'test/webapp/**/*.test.ts',
                   'test/db/**/*.test.ts',
                   'test/webhooks/**/*.test.ts',
+                  'test/audit/**/*.test.ts',
                 ],
                 provide: { dialect: 'postgres' as const },
               },
@@ -122,6 +126,18 @@ export default defineConfig({
               test: {
                 name: 'bench',
                 include: ['test/bench/**/*.test.ts'],
+                provide: { dialect: 'sqlite' as const },
+              },
+            },
+          ]
+        : []),
+      ...(withPandas
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'interop',
+                include: ['test/interop/**/*.test.ts'],
                 provide: { dialect: 'sqlite' as const },
               },
             },

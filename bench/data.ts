@@ -163,7 +163,54 @@ const idOf = (prefix: 'mc' | 'mce', a: number, b: number) =>
 
 type EmployeeInput = NonNullable<DataSetInput['meritCycles'][number]['employees']>[number];
 
-/** Employee `index` of a cycle: about 450 bytes of JSON, names repeat as they do in life. */
+// Band targets by job level (L1–L7), in the cycles' currency (USD).
+const BAND_TARGET = [70_000, 85_000, 105_000, 130_000, 160_000, 195_000, 240_000];
+
+/**
+ * The typed columns of employee `index` (docs/import-format.md, "Column types"): amounts in
+ * the cycle's currency (USD), decimal strings, a number given as a JSON number (which the
+ * import writes as its decimal string), a date and a boolean, some nulls.
+ */
+function typedColumns(index: number, level: number) {
+  const target = BAND_TARGET[level - 1] ?? 100_000;
+  const compa = 0.85 + (index % 31) / 100;
+  const base = Math.round((target * compa) / 100) * 100;
+  const usd = (value: number) => ({ USD: value.toFixed(2) });
+  return {
+    basePay: { name: 'Base Pay', type: 'currency', value: usd(base) },
+    compBandTargetBasePay: {
+      name: 'Comp Band Target Base Pay',
+      type: 'currency',
+      value: usd(target),
+    },
+    currentCompaRatio: {
+      name: 'Current Compa Ratio',
+      type: 'number',
+      value: (base / target).toFixed(4),
+    },
+    currentRangePenetration: {
+      name: 'Current Range Penetration',
+      type: 'number',
+      value: Math.round(((base - target * 0.8) / (target * 0.4)) * 10_000) / 10_000,
+    },
+    annualBonusCash: {
+      name: 'Annual Bonus Cash',
+      type: 'currency',
+      value: index % 10 === 0 ? null : usd(base * 0.1),
+    },
+    hireDate: {
+      name: 'Hire Date',
+      type: 'date',
+      value: `20${String(10 + (index % 15)).padStart(2, '0')}-${String((index % 12) + 1).padStart(2, '0')}-${String((index % 28) + 1).padStart(2, '0')}`,
+    },
+    isPeopleManager: { name: 'People Manager', type: 'boolean', value: index % 8 === 0 },
+  };
+}
+
+/**
+ * Employee `index` of a cycle: about 1,000 bytes of JSON (a text, a composite and seven
+ * typed columns), names repeat as they do in life.
+ */
 export function employee(cycleNumber: number, index: number, domain: string): EmployeeInput {
   const first = FIRST[(index * 7 + cycleNumber) % FIRST.length] ?? 'Ada';
   const last = LAST[(index * 13 + (index >> 5)) % LAST.length] ?? 'Lovelace';
@@ -191,6 +238,7 @@ export function employee(cycleNumber: number, index: number, domain: string): Em
           jobTitle: TITLES[(index >> 3) % TITLES.length] ?? '',
         },
       },
+      ...typedColumns(index, level),
     },
   };
 }

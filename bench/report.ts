@@ -26,7 +26,16 @@ export interface ScenarioResult {
   /** One measure per round, compplan's and the ceiling's of the same round. */
   compplan: Measure[];
   ceiling: Measure[];
+  /**
+   * The same build with the audit log turned off for the measurement (BENCH_AUDIT_LOG=off),
+   * in the same rounds: what the audit log costs. Measured for AUDIT_SCENARIOS only.
+   */
+  auditOff?: Measure[];
 }
+
+/** The scenarios the audit log's cost is measured on, and the most it may cost. */
+export const AUDIT_SCENARIOS: readonly ScenarioName[] = ['ping', 'employees walk'];
+export const AUDIT_MAX_COST = 0.1;
 
 export interface DatabaseResult {
   database: DatabaseName;
@@ -142,6 +151,22 @@ export function renderReport(results: Results): { text: string; met: number; tar
       `| ${db.database} | server peak RSS (VmHWM at the end) | ${whole(rssMB)} MB | | | | | ≤ ${PEAK_RSS_MB} MB | ${judge(rssMB <= PEAK_RSS_MB)} |`,
     );
   }
+  const auditRows = [
+    '| Database | Scenario | req/s, audit log on | req/s, audit log off | Cost | Target | Met |',
+    '|---|---|--:|--:|--:|---|---|',
+  ];
+  for (const db of results.databases) {
+    for (const s of db.scenarios) {
+      if (!s.auditOff || s.auditOff.length === 0) continue;
+      const on = median(s.compplan.map((m) => m.rps));
+      const off = median(s.auditOff.map((m) => m.rps));
+      const cost = 1 - on / off;
+      const ok = cost <= AUDIT_MAX_COST && failures(s.auditOff) === 0;
+      auditRows.push(
+        `| ${db.database} | ${scenarioTitle(s.scenario, db.walk.pages, db.delta?.pages)} | ${whole(on)} | ${whole(off)} | ${(cost * 100).toFixed(1)} % | at most ${AUDIT_MAX_COST * 100} % fewer req/s | ${judge(ok)} |`,
+      );
+    }
+  }
   const loads = (values: readonly number[]) => values.map((n) => n.toFixed(2)).join(', ');
   const busy = (load.before[0] ?? 0) > machine.cores / 2;
   const walks = results.databases
@@ -155,6 +180,14 @@ export function renderReport(results: Results): { text: string; met: number; tar
     `\`wrk -t1 -c${method.connections} --latency\`, ${plural(method.rounds, 'round')} of ${method.seconds} s per scenario and server, compplan and its ceiling alternated round by round (${method.warmUp > 0 ? `compplan after ${method.warmUp} s of unmeasured load per scenario` : 'no warm-up'}). req/s and p99: medians of the rounds; ratio: the median of the rounds' compplan / ceiling req/s. The walk's answers total ${walks}: more than the response cache holds (${RESPONSE_CACHE}), so every answer of the walk is built.`,
     '',
     ...rows,
+    ...(auditRows.length > 2
+      ? [
+          '',
+          "The audit log's cost: the same build and database with the audit log turned off for the measurement only (`BENCH_AUDIT_LOG=off`, a second server measured in the same rounds); cost: 1 − on / off of the medians.",
+          '',
+          ...auditRows,
+        ]
+      : []),
     '',
     `Targets met: ${met} of ${targets}.`,
   ].join('\n');
@@ -162,15 +195,21 @@ export function renderReport(results: Results): { text: string; met: number; tar
 }
 
 /** Replaces the generated section of `file` (between the markers), or appends it. */
-export function writeReport(file: string, section: string): void {
+/** Puts `section` between the markers in `file` (the API benchmark's, or those given). */
+export function writeReport(
+  file: string,
+  section: string,
+  markers: { start: string; end: string } = { start: REPORT_START, end: REPORT_END },
+): void {
+  const { start, end } = markers;
   const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-  const from = current.indexOf(REPORT_START.slice(0, 20));
-  const to = current.indexOf(REPORT_END);
-  const block = `${REPORT_START}\n${section}\n${REPORT_END}`;
+  const from = current.indexOf(start.slice(0, 20));
+  const to = current.indexOf(end);
+  const block = `${start}\n${section}\n${end}`;
   writeFileSync(
     file,
     from >= 0 && to > from
-      ? `${current.slice(0, from)}${block}${current.slice(to + REPORT_END.length)}`
+      ? `${current.slice(0, from)}${block}${current.slice(to + end.length)}`
       : `${current.trimEnd()}\n\n${block}\n`,
   );
 }

@@ -5,6 +5,7 @@
 //   npm run bench -- --seconds 2 --rounds 1        # a quick look
 //   npm run bench -- --only sqlite                 # one database (sqlite | postgres)
 //   npm run bench -- --report FILE                 # saved results rendered again, measuring nothing
+//   npm run bench -- --only-bulk [--bulk-employees N]  # only the bulk download (bench/bulk.ts)
 //   npm run bench -- --help
 //
 // What a user gets, measured through the command line, HTTP and /proc only. For each
@@ -28,10 +29,15 @@
 // 5. wrk -t1 -c32 per scenario: compplan after --warm-up seconds of unmeasured load, then
 //    --rounds rounds of --seconds seconds, compplan and the ceiling alternated. Any answer
 //    that is not 2xx fails the scenario.
-// 6. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; both servers stopped by
+//    For `/ping` and the walk, a second `compplan serve` of the same build on the same
+//    database with the audit log turned off for the measurement only (BENCH_AUDIT_LOG=off)
+//    is measured in the same rounds: the audit log's cost (docs/benchmarks.md).
+// 6. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; every server stopped by
 //    PID (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
-// between its api-bench markers (bench/report.ts).
+// between its api-bench markers (bench/report.ts). Then the bulk download benchmark
+// (bench/bulk.ts: a cycle of --bulk-employees, 1,000,000 by default, read whole by curl),
+// written between its own markers; --only-bulk runs only that, --skip-bulk leaves it out.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -41,9 +47,11 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
+import { benchBulk } from './bulk.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION } from './data.js';
 import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 import {
+  AUDIT_SCENARIOS,
   type DatabaseName,
   type DatabaseResult,
   type Measure,
@@ -72,6 +80,9 @@ const { values: args } = parseFlags({
     only: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'docs', 'benchmarks.md') },
     report: { type: 'string' },
+    'only-bulk': { type: 'boolean', default: false },
+    'skip-bulk': { type: 'boolean', default: false },
+    'bulk-employees': { type: 'string', default: '1000000' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -84,6 +95,7 @@ if (args.help) {
 const SECONDS = wholeNumberFlag('seconds', args.seconds, 1);
 const ROUNDS = wholeNumberFlag('rounds', args.rounds, 1);
 const WARM_UP = wholeNumberFlag('warm-up', args['warm-up'], 0);
+const BULK_EMPLOYEES = wholeNumberFlag('bulk-employees', args['bulk-employees'], 1);
 const DATABASES =
   args.only === undefined
     ? (['sqlite', 'postgres'] as const)
@@ -296,16 +308,25 @@ async function benchDatabase(
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const logFd = openSync(join(dir, `compplan-${database}.log`), 'w');
-  const server = spawn(BIN, ['serve', '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', logFd, logFd],
-  });
-  closeSync(logFd);
+  const serve = (servePort: number, name: string, serveEnv: NodeJS.ProcessEnv) => {
+    const logFd = openSync(join(dir, `${name}-${database}.log`), 'w');
+    const spawned = spawn(BIN, ['serve', '--port', String(servePort), '--host', '127.0.0.1'], {
+      cwd: ROOT,
+      env: serveEnv,
+      stdio: ['ignore', logFd, logFd],
+    });
+    closeSync(logFd);
+    return spawned;
+  };
+  const server = serve(port, 'compplan', env);
+  // The same build with the audit log off, for the measurement of its cost only.
+  const auditOffPort = await freePort();
+  const auditOffBase = `http://127.0.0.1:${auditOffPort}`;
+  const auditOff = serve(auditOffPort, 'compplan-audit-off', { ...env, BENCH_AUDIT_LOG: 'off' });
   let ceiling: ChildProcess | undefined;
   try {
     await listening(base, server, 'compplan serve');
+    await listening(auditOffBase, auditOff, 'compplan serve (audit log off)');
     // The token of a full sync, then 1 % of the deep cycle changed by an import.
     const synced = await deltaWalk(base, key, undefined);
     await node(
@@ -367,10 +388,18 @@ async function benchDatabase(
       'employees walk',
       'employees delta',
     ] as const) {
+      const audited = AUDIT_SCENARIOS.includes(scenario);
       if (WARM_UP > 0) await runWrk(runOf(scenario, base, WARM_UP));
-      const result = { scenario, compplan: [] as Measure[], ceiling: [] as Measure[] };
+      if (WARM_UP > 0 && audited) await runWrk(runOf(scenario, auditOffBase, WARM_UP));
+      const result = {
+        scenario,
+        compplan: [] as Measure[],
+        ceiling: [] as Measure[],
+        ...(audited ? { auditOff: [] as Measure[] } : {}),
+      };
       for (let round = 0; round < ROUNDS; round++) {
         result.compplan.push(await measure(scenario, base));
+        result.auditOff?.push(await measure(scenario, auditOffBase));
         result.ceiling.push(await measure(scenario, ceilingBase));
         const last = (measures: Measure[]) => measures.at(-1)?.rps.toFixed(0);
         log(
@@ -382,6 +411,7 @@ async function benchDatabase(
     return { database, scenarios, peakRssKiB: peakRssKiB(server.pid), walk, delta };
   } finally {
     if (ceiling) await stopProcess(ceiling);
+    await stopProcess(auditOff);
     await stopProcess(server);
   }
 }
@@ -409,6 +439,18 @@ async function main() {
   if (args.report) {
     const saved = JSON.parse(readFileSync(args.report, 'utf8')) as Results;
     process.stdout.write(`${render(saved, args.out)}\n`);
+    return;
+  }
+  const bulk = () =>
+    benchBulk({
+      employees: BULK_EMPLOYEES,
+      rounds: ROUNDS,
+      databases: DATABASES,
+      out: args.out,
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    });
+  if (args['only-bulk']) {
+    process.stdout.write(`${await bulk()}\n`);
     return;
   }
   await requireWrk();
@@ -452,6 +494,7 @@ async function main() {
   writeFileSync(saved, JSON.stringify(results, null, 2));
   log(`results in ${saved}; npm run bench -- --report ${saved} renders them again`);
   process.stdout.write(`${render(results, args.out)}\n`);
+  if (!args['skip-bulk']) process.stdout.write(`${await bulk()}\n`);
 }
 
 await main();

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import audit from './audit/plugin.js';
 import { type Config, DEFAULT_WEBHOOK_CONFIG } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { clientErrorHandler } from './http/client-errors.js';
@@ -54,6 +55,10 @@ export interface AppOptions {
   webhookSchedule?: WebhookSchedule;
   /** The HTTP server's timeouts; SERVER_TIMEOUTS when absent (tests shorten them). */
   timeouts?: Partial<ServerTimeouts>;
+  /** Purges audit log entries past AUDIT_RETENTION_DAYS every hour: `compplan serve` does. */
+  purgeAuditLog?: boolean;
+  /** Test only: how many audit entries are kept while the database refuses them. */
+  auditBufferLimit?: number;
 }
 
 // Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
@@ -176,6 +181,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(authentication, {
     ...(options.now && { now: options.now }),
     ...(options.monotonic && { monotonic: options.monotonic }),
+  });
+  await app.register(audit, {
+    retentionDays: config.auditRetentionDays,
+    purge: options.purgeAuditLog === true,
+    offForBenchmark: config.auditLogOffForBenchmark,
+    maxBuffered: options.auditBufferLimit,
   });
   // Every step a request goes through, in order, before any route is registered.
   registerRequestPipeline(app, { maxUrlLength: MAX_URL_LENGTH });

@@ -54,6 +54,14 @@ export interface Config {
   readonly changeRetentionDays: number;
   /** Webhook delivery (src/webhooks); absent: the default (no allowance). */
   readonly webhooks?: WebhookConfig;
+  /** How long audit log entries are kept (docs/security.md); absent: 365 days. */
+  readonly auditRetentionDays?: number;
+  /**
+   * Benchmark only (BENCH_AUDIT_LOG=off): no request entries are recorded, so that `npm
+   * run bench` can measure what the audit log costs. Never set in a deployment: the audit
+   * log is always on. Absent: on.
+   */
+  readonly auditLogOffForBenchmark?: boolean;
 }
 
 export interface WebhookConfig {
@@ -74,6 +82,7 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_CHANGE_RETENTION_DAYS = 30;
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
 
 const DEFAULTS = {
   PORT: '3000',
@@ -82,6 +91,7 @@ const DEFAULTS = {
   RATE_LIMIT_PER_SECOND: '10',
   LOG_LEVEL: 'info',
   CHANGE_RETENTION_DAYS: String(DEFAULT_CHANGE_RETENTION_DAYS),
+  AUDIT_RETENTION_DAYS: String(DEFAULT_AUDIT_RETENTION_DAYS),
 } as const;
 
 // Whole decimal numbers only: Number('') is 0 and Number('1e3') is 1000, neither of
@@ -154,6 +164,10 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: addressList('IP addresses', '10.20.0.0/16,127.0.0.0/8'),
   // Ten years at most: a bound that keeps every date computed from it valid.
   CHANGE_RETENTION_DAYS: wholeNumber(1, 3650),
+  AUDIT_RETENTION_DAYS: wholeNumber(1, 3650),
+  BENCH_AUDIT_LOG: z.enum(['on', 'off'], {
+    message: 'must be on or off (off only for npm run bench)',
+  }),
 });
 
 /** Every environment variable the configuration reads. */
@@ -184,6 +198,8 @@ export function loadConfig(env: Environment): Config {
     METRICS_PORT: pick('METRICS_PORT'),
     TRUST_PROXY: pick('TRUST_PROXY') ?? '',
     CHANGE_RETENTION_DAYS: pick('CHANGE_RETENTION_DAYS') ?? DEFAULTS.CHANGE_RETENTION_DAYS,
+    AUDIT_RETENTION_DAYS: pick('AUDIT_RETENTION_DAYS') ?? DEFAULTS.AUDIT_RETENTION_DAYS,
+    BENCH_AUDIT_LOG: pick('BENCH_AUDIT_LOG') ?? 'on',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: pick('WEBHOOK_ALLOW_PRIVATE_NETWORKS') ?? '',
   };
   const parsed = envSchema.safeParse(raw);
@@ -206,6 +222,8 @@ export function loadConfig(env: Environment): Config {
     metricsPort: env_.METRICS_PORT,
     trustProxy: Object.freeze(env_.TRUST_PROXY),
     changeRetentionDays: env_.CHANGE_RETENTION_DAYS,
+    auditRetentionDays: env_.AUDIT_RETENTION_DAYS,
+    auditLogOffForBenchmark: env_.BENCH_AUDIT_LOG === 'off',
     webhooks: Object.freeze({
       allowPrivateNetworks: Object.freeze(env_.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
     }),

@@ -34,6 +34,10 @@ export const badRequest = (message: string) => new ApiError(400, message);
 // revoked key), so that a caller learns nothing about which keys exist.
 export const unauthorized = () => new ApiError(401, 'Missing or invalid API key');
 
+// A valid key used from an address outside its allowlist (docs/api-keys.md).
+export const addressRefused = () =>
+  new ApiError(403, 'This API key may not be used from this address');
+
 export const notFound = (what: string) => new ApiError(404, `${what} not found`);
 
 export const RATE_LIMITED_MESSAGE = 'Too Many Requests';

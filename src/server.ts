@@ -58,7 +58,13 @@ export async function startServer(
     await database.db.destroy();
     throw error;
   }
-  const app = await buildApp({ config, database, logger, deliverWebhooks: true });
+  const app = await buildApp({
+    config,
+    database,
+    logger,
+    deliverWebhooks: true,
+    purgeAuditLog: true,
+  });
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
     // Hooks can only be added before the app listens.

@@ -4,6 +4,7 @@ import { ConfigError } from '../config.js';
 import { ManagementError } from '../errors.js';
 import { ImportError } from '../import/errors.js';
 import { packageVersion } from '../version.js';
+import { registerAudit } from './commands/audit.js';
 import { registerCycles } from './commands/cycles.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerExport(program);
   registerUsers(program);
   registerWebhooks(program);
+  registerAudit(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

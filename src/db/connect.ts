@@ -48,6 +48,13 @@ export interface DatabaseHandle {
    * a command reads its input, rather than at its first write. Undefined for PostgreSQL.
    */
   checkWritable?(): void;
+  /**
+   * A database handle whose `connection()` is a connection of the reader's own, for a long
+   * read in one transaction (the bulk download, src/modules/bulk/snapshot.ts): SQLite
+   * opens the file again, read-only, beside the one connection every request shares;
+   * PostgreSQL checks a client out of the pool. `release` once the read is over.
+   */
+  openReader(): { db: Db; release(): Promise<void> };
 }
 
 // Two cores serve the API; more connections than this only queue inside PostgreSQL.
@@ -101,6 +108,17 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
           sqlite.exec('rollback');
         }
       },
+      openReader() {
+        // An in-memory database exists only on its one connection, which a long read
+        // would hold from every other query (only the OpenAPI document is built on one).
+        if (config.path === ':memory:') {
+          throw new Error('an in-memory database has no connection to spare for a long read');
+        }
+        const reader = new SQLite(config.path, { readonly: true, fileMustExist: true });
+        reader.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+        const readerDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
+        return { db: readerDb, release: () => readerDb.destroy() };
+      },
     };
   }
   // Loaded only for a PostgreSQL URL: every `compplan` process (one per imported file)
@@ -152,13 +170,16 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     async () => undefined,
     { nameOf, watch },
   );
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: requests }) });
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: requests }) }),
+    db,
     longDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: long }) }),
     dialect: 'postgres',
     bounds,
     revision: postgresRevision(config.url, bounds),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     poolSize: POSTGRES_POOL_SIZE,
+    // Kysely's connection() checks a client of the pool out for as long as it runs.
+    openReader: () => ({ db, release: async () => undefined }),
   };
 }

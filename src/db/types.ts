@@ -47,6 +47,8 @@ export interface ApiKeysTable {
   >;
   /** The client address of the last use, as the server resolved it (TRUST_PROXY). */
   last_used_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the CIDR ranges the key may be used from; null: any (migration 0012). */
+  allowed_addresses: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MeritCyclesTable {
@@ -87,6 +89,14 @@ export interface MeritCycleEmployeesTable {
   body: string;
   /** The stamp of the import that last wrote `body`. */
   change_seq: ChangeStamp;
+}
+
+/** The column schema of a merit cycle, kept by the import (migration 0013). */
+export interface MeritCycleColumnsTable {
+  merit_cycle_id: string;
+  organization_id: string;
+  /** JSON array of the cycle's columns (src/columns/schema.ts), ordered by key. */
+  columns: string;
 }
 
 /** A merit cycle that was removed, remembered for CHANGE_RETENTION_DAYS (migration 0010). */
@@ -197,12 +207,37 @@ export interface WebhookDeliveriesTable {
   created_at: Timestamp;
 }
 
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+/** One entry of the audit log (migration 0012, src/audit/). */
+export interface AuditEntriesTable {
+  id: ColumnType<number | string, never, never>;
+  at: Timestamp;
+  organization_id: string;
+  action: string;
+  actor: Nullable<string>;
+  user_id: Nullable<string>;
+  key_id: Nullable<string>;
+  target: Nullable<string>;
+  method: Nullable<string>;
+  route: Nullable<string>;
+  path: Nullable<string>;
+  merit_cycle_id: Nullable<string>;
+  status: Nullable<number>;
+  employees: Nullable<number>;
+  client_address: Nullable<string>;
+  user_agent: Nullable<string>;
+  request_id: Nullable<string>;
+  details: Nullable<string>;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   api_keys_revision: ApiKeysRevisionTable;
   merit_cycles: MeritCyclesTable;
   merit_cycle_employees: MeritCycleEmployeesTable;
+  merit_cycle_columns: MeritCycleColumnsTable;
   removed_merit_cycles: RemovedMeritCyclesTable;
   removed_employees: RemovedEmployeesTable;
   server_secrets: ServerSecretsTable;
@@ -212,6 +247,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  audit_entries: AuditEntriesTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

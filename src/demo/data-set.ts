@@ -1,11 +1,16 @@
 // The demo data set: an organisation `demo` with merit cycles in every status and a few
-// hundred employees in several currencies and departments. Seeded, so that every run
-// (and every developer's machine) produces the same ids, names and figures.
+// hundred employees in several currencies and departments, each with the compensation
+// columns a BI tool charts (compensation.ts). Seeded, so that every run (and every
+// developer's machine) produces the same ids, names and figures.
 import { en, Faker } from '@faker-js/faker';
 import type { DataSetInput } from '../import/schema.js';
+import { compensationColumns, payOf } from './compensation.js';
 import { DEMO_ORGANIZATION } from './organization.js';
 
 const SEED = 20_250_101;
+// The currency of every demo cycle: compensation amounts are in it, whatever currency an
+// employee is paid in (each employee's own is their currencyCode).
+const CYCLE_CURRENCY = 'USD';
 
 const DEPARTMENTS: Record<string, readonly string[]> = {
   Engineering: [
@@ -84,7 +89,7 @@ const CYCLES = [
   },
 ] as const;
 
-interface Person {
+export interface Person {
   firstName: string;
   lastName: string;
   preferredName: string | null;
@@ -126,6 +131,9 @@ export function demoDataSet(): DataSetInput {
   // Fixed reference date: faker's dates would otherwise move with the clock.
   faker.setDefaultRefDate('2025-01-01T00:00:00.000Z');
   const staff = people(faker, 360);
+  // Pay is drawn from a faker of its own, so that the ids and names above stay as they were.
+  const pay = new Faker({ locale: [en], seed: SEED + 1 });
+  const payOfPerson = new Map(staff.map((person) => [person, payOf(pay, person)]));
   return {
     organization: { slug: DEMO_ORGANIZATION, name: 'Demo Company', apiKeysEnabled: true },
     meritCycles: CYCLES.map((cycle) => ({
@@ -135,7 +143,7 @@ export function demoDataSet(): DataSetInput {
       startDate: `${cycle.start}T00:00:00.000Z`,
       endDate: `${cycle.end}T23:59:59.999Z`,
       createdDate: `${cycle.created}T09:30:00.000Z`,
-      currency: 'USD',
+      currency: CYCLE_CURRENCY,
       exchangeRates: {
         EUR: faker.number.float({ min: 0.88, max: 0.95, fractionDigits: 4 }),
         GBP: faker.number.float({ min: 0.76, max: 0.82, fractionDigits: 4 }),
@@ -151,18 +159,10 @@ export function demoDataSet(): DataSetInput {
         preferredName: person.preferredName,
         currencyCode: person.currency,
         eligibilityStatus: faker.datatype.boolean(0.9) ? 'eligible' : 'ineligible',
-        columns: {
-          department: { name: 'Department', type: 'text', value: person.department },
-          employee: {
-            name: 'Employee',
-            type: 'composite',
-            value: {
-              fullName: `${person.firstName} ${person.lastName}`,
-              jobLevel: `L${person.level}`,
-              jobTitle: person.jobTitle,
-            },
-          },
-        },
+        columns: compensationColumns(pay, person, payOfPerson.get(person), {
+          start: cycle.start,
+          currency: CYCLE_CURRENCY,
+        }),
       })),
     })),
   };

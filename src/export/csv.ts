@@ -2,7 +2,11 @@
 // when it holds a comma, a quote, a line break or a leading or trailing space, quotes
 // doubled inside. Objects are flattened to dotted column names
 // (`columns.employee.jobTitle`), so that every value has a column of its own; the CSV
-// import reads them back (unflattenColumns).
+// import reads them back (unflattenColumns). Each value is one cell as columns/cells.ts
+// writes it for its type.
+import { cellOf, partCellOf, partOfCell, valueOfCell } from '../columns/cells.js';
+import type { ColumnDescription } from '../columns/schema.js';
+import { isPlainObject } from '../columns/types.js';
 
 /** Columns first seen after the first page of employees, as JSON: nothing is dropped. */
 export const OTHER_COLUMNS = 'columns.other';
@@ -19,7 +23,52 @@ export const EMPLOYEE_COLUMNS = [
   'eligibilityStatus',
 ];
 
-/** One field, quoted when it has to be. null and undefined are empty fields. */
+/** An employee as the export flattens it (the API's form, or the client's type of it). */
+export interface FlattenableEmployee {
+  id: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  preferredName: string | null;
+  currencyCode: { code?: string; value?: string };
+  eligibilityStatus: string;
+  columns: Record<string, { name: string; type: string; value?: unknown }>;
+}
+
+/** An employee's fields under the names of the export's header. */
+export function flatEmployee(employee: FlattenableEmployee): Record<string, unknown> {
+  return {
+    id: employee.id,
+    email: employee.email,
+    firstName: employee.firstName,
+    lastName: employee.lastName,
+    preferredName: employee.preferredName,
+    'currencyCode.code': employee.currencyCode.code,
+    'currencyCode.value': employee.currencyCode.value,
+    eligibilityStatus: employee.eligibilityStatus,
+    ...flattenColumns(employee.columns),
+  };
+}
+
+/**
+ * A flattened employee's CSV line under `header` (`known`: its names as a set), whose
+ * last column, columns.other, holds as JSON whatever the header has no column for.
+ */
+export function employeeCsvRow(
+  header: readonly string[],
+  known: ReadonlySet<string>,
+  row: Record<string, unknown>,
+): string {
+  const values = header.map((name) => row[name]);
+  const others = Object.fromEntries(Object.entries(row).filter(([name]) => !known.has(name)));
+  values[values.length - 1] = Object.keys(others).length > 0 ? others : undefined;
+  return csvRow(values);
+}
+
+/**
+ * One field, quoted when it has to be. null and undefined are empty fields; the empty
+ * string is a quoted empty field (""), so that a reader can tell the two apart.
+ */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
   const text =
@@ -28,6 +77,7 @@ export function csvField(value: unknown): string {
       : typeof value === 'object'
         ? JSON.stringify(value)
         : String(value);
+  if (text === '') return '""';
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
@@ -36,25 +86,23 @@ export function csvRow(values: readonly unknown[]): string {
 }
 
 /**
- * An employee's columns flattened: a `text` column (or any column whose value is not an
- * object) is `columns.KEY`; a `composite` column gives one `columns.KEY.PART` per part.
+ * An employee's columns flattened to cells (columns/cells.ts): a composite column gives
+ * one `columns.KEY.PART` a part (none when it is null: its part cells are empty), every
+ * other column `columns.KEY`.
  */
 export function flattenColumns(
   columns: Record<string, { name: string; type: string; value?: unknown }>,
-): Record<string, unknown> {
-  const flat: Record<string, unknown> = {};
+): Record<string, string | null> {
+  const flat: Record<string, string | null> = {};
   for (const [key, column] of Object.entries(columns)) {
-    const value = column.value;
-    if (
-      column.type === 'composite' &&
-      value !== null &&
-      typeof value === 'object' &&
-      !Array.isArray(value)
-    ) {
-      for (const [part, partValue] of Object.entries(value))
-        flat[`columns.${key}.${part}`] = partValue;
+    const value = column.value ?? null;
+    if (column.type === 'composite' && (value === null || isPlainObject(value))) {
+      if (value === null) continue;
+      for (const [part, partValue] of Object.entries(value)) {
+        flat[`columns.${key}.${part}`] = partCellOf(partValue);
+      }
     } else {
-      flat[`columns.${key}`] = value;
+      flat[`columns.${key}`] = cellOf(column.type, value);
     }
   }
   return flat;
@@ -64,28 +112,71 @@ export function flattenColumns(
 export const COLUMN_NAME = /^columns\.([^.]+)(?:\.([^.]+))?$/;
 
 /**
- * Flattened columns back as an employee's columns, as the CSV import reads them:
- * `columns.KEY` is a `text` column (`json` when its value is not text, as columns.other
- * can give), `columns.KEY.PART` a part of a `composite` column, each named from its key. A
- * name that COLUMN_NAME does not match is left out.
+ * The `columns.…` header of a merit cycle's employees, from its column schema: a column a
+ * key, a composite one a column a part, in the schema's order (by key, parts by key). A key
+ * or part with a dot has no column name of its own: it is written to columns.other.
+ */
+export function columnsHeader(schema: readonly ColumnDescription[]): string[] {
+  return schema
+    .flatMap((column) =>
+      column.type === 'composite' && column.parts && column.parts.length > 0
+        ? column.parts.map((part) => `columns.${column.key}.${part.key}`)
+        : [`columns.${column.key}`],
+    )
+    .filter((name) => COLUMN_NAME.test(name));
+}
+
+type ImportColumn = { name: string; type: string; value: unknown };
+
+/**
+ * Flattened columns (cells, and the values of columns.other) back as an employee's columns,
+ * as the CSV import reads them, by the merit cycle's stored column schema (`schema`) and
+ * currency: a known key takes its name and type from the schema and its value from the
+ * cell as its type reads it; a new `columns.KEY` is a `text` column (`json` when a value
+ * of columns.other is not text), a new `columns.KEY.PART` a part of a `composite` one,
+ * each named from its key. An empty cell (null) is a null value; an empty part is left
+ * out, and a composite column whose parts are all empty is null. A name that COLUMN_NAME
+ * does not match is left out.
  */
 export function unflattenColumns(
   flat: Record<string, unknown>,
-): Record<string, { name: string; type: string; value: unknown }> {
+  schema: readonly ColumnDescription[] = [],
+  currency = '',
+): Record<string, ImportColumn> {
+  const known = new Map(schema.map((column) => [column.key, column]));
   // A Map, then own properties: a key such as `__proto__` assigned to an object would set
   // its prototype and be lost; column keys are kept exactly as the import keeps them.
-  const columns = new Map<string, { name: string; type: string; value: unknown }>();
-  for (const [name, value] of Object.entries(flat)) {
+  const columns = new Map<string, ImportColumn>();
+  for (const [name, cell] of Object.entries(flat)) {
     const [, key, part] = COLUMN_NAME.exec(name) ?? [];
     if (key === undefined) continue;
+    const stored = known.get(key);
+    const columnName = stored?.name ?? columnDisplayName(key);
+    if (part === undefined) {
+      const type = stored?.type ?? (typeof cell === 'string' || cell === null ? 'text' : 'json');
+      const value = typeof cell === 'string' && stored ? valueOfCell(type, cell, currency) : cell;
+      columns.set(key, { name: columnName, type, value });
+      continue;
+    }
     const existing = columns.get(key);
-    const parts = existing?.type === 'composite' ? (existing.value as object) : {};
-    columns.set(
-      key,
-      part === undefined
-        ? { name: columnDisplayName(key), type: typeof value === 'string' ? 'text' : 'json', value }
-        : { name: columnDisplayName(key), type: 'composite', value: { ...parts, [part]: value } },
-    );
+    const parts =
+      existing?.type === 'composite' && isPlainObject(existing.value) ? existing.value : {};
+    if (cell !== null) {
+      const partType = stored?.parts?.find((known) => known.key === part)?.type;
+      const value = typeof cell === 'string' ? partOfCell(partType, cell, currency) : cell;
+      Object.defineProperty(parts, part, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    columns.set(key, { name: columnName, type: 'composite', value: parts });
+  }
+  for (const column of columns.values()) {
+    if (column.type === 'composite' && isPlainObject(column.value)) {
+      if (Object.keys(column.value).length === 0) column.value = null;
+    }
   }
   return Object.fromEntries(columns);
 }

@@ -28,7 +28,16 @@ import {
   type MeritCycleEmployee,
   type MeritCycleStatus,
 } from '@compplan/client';
-import { csvRow, EMPLOYEE_COLUMNS, flattenColumns, OTHER_COLUMNS, orderColumns } from './csv.js';
+import { exportInOneDownload } from './bulk.js';
+import {
+  columnsHeader,
+  csvRow,
+  EMPLOYEE_COLUMNS,
+  employeeCsvRow,
+  flatEmployee,
+  OTHER_COLUMNS,
+  orderColumns,
+} from './csv.js';
 
 export const EXPORT_KINDS = ['merit-cycles', 'employees', 'exchange-rates'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -61,8 +70,11 @@ export interface ExportRequest {
 
 export interface ExportProgress {
   rows: number;
+  /** Pages read; of one bulk download, the pieces of about 1 MiB written. */
   pages: number;
   done: boolean;
+  /** Read in one bulk download rather than page by page. */
+  oneDownload?: boolean;
 }
 
 /** A page as the export writes it; a delta's last page also has the walk's deltaToken. */
@@ -88,8 +100,10 @@ interface ExportState {
   pages: number;
   /** Where the next page starts; undefined before the first page. */
   nextCursor: string | null | undefined;
-  /** The CSV header, fixed by the first page. */
+  /** The CSV header, fixed with the first page. */
   header: string[] | undefined;
+  /** Written by one bulk download, which a resumed run starts again. */
+  bulk?: true;
 }
 
 /** The state of an export that has written nothing yet. */
@@ -111,20 +125,6 @@ const REMOVED_COLUMN = 'removed';
 const EXCHANGE_RATE_COLUMNS = ['base', 'currency', 'rate'];
 
 export const stateFileOf = (output: string) => `${output}.export-state.json`;
-
-function flatEmployee(employee: MeritCycleEmployee): Row {
-  return {
-    id: employee.id,
-    email: employee.email,
-    firstName: employee.firstName,
-    lastName: employee.lastName,
-    preferredName: employee.preferredName,
-    'currencyCode.code': employee.currencyCode.code,
-    'currencyCode.value': employee.currencyCode.value,
-    eligibilityStatus: employee.eligibilityStatus,
-    ...flattenColumns(employee.columns),
-  };
-}
 
 /**
  * The pages of what is exported, from `cursor` on (undefined: from the start); of a delta,
@@ -156,8 +156,12 @@ async function* pagesOf(
   }
 }
 
-/** The text of one page in the chosen format; the CSV header is fixed by the first page. */
-function render(state: ExportState, items: readonly unknown[]): string {
+/**
+ * The text of one page in the chosen format. The CSV header is fixed with the first page:
+ * for employees from the cycle's column schema (`columns`: every column of the cycle, even
+ * one that no employee of the first page has), else from the first page's rows.
+ */
+function render(state: ExportState, items: readonly unknown[], columns?: string[]): string {
   const { format, kind } = state.request;
   if (format === 'ndjson') return items.map((item) => `${JSON.stringify(item)}\n`).join('');
   if (format === 'json') {
@@ -186,20 +190,18 @@ function render(state: ExportState, items: readonly unknown[]): string {
     state.header = [
       ...base,
       ...(state.request.delta ? [REMOVED_COLUMN] : []),
-      ...orderColumns(seen),
+      ...(columns ?? orderColumns(seen)),
     ];
     if (kind === 'employees') state.header.push(OTHER_COLUMNS);
     text += `${state.request.bom ? '\uFEFF' : ''}${csvRow(state.header)}`;
   }
   const header = state.header;
+  const known = new Set(header);
   for (const row of rows) {
-    const values = header.map((name) => row[name]);
-    if (kind === 'employees') {
-      const known = new Set(header);
-      const others = Object.fromEntries(Object.entries(row).filter(([name]) => !known.has(name)));
-      values[values.length - 1] = Object.keys(others).length > 0 ? others : undefined;
-    }
-    text += csvRow(values);
+    text +=
+      kind === 'employees'
+        ? employeeCsvRow(header, known, row)
+        : csvRow(header.map((name) => row[name]));
   }
   return text;
 }
@@ -295,17 +297,22 @@ async function fileSink(
         `nothing to resume: ${stateFile} does not exist (the export of ${output} finished, or never started)`,
       );
     }
-    state = saved;
-    if (!sameRequest(state.request, request)) {
+    if (!sameRequest(saved.request, request)) {
       throw new ExportError(
-        `${output} was started as a different export (${JSON.stringify(state.request)}); resume it with the same options`,
+        `${output} was started as a different export (${JSON.stringify(saved.request)}); resume it with the same options`,
       );
     }
-    handle = await open(output, 'r+').catch((error: unknown) => {
-      throw writeFailure(output, error);
-    });
-    // Whatever follows the last complete page is a page cut short: it is written again.
-    await handle.truncate(state.bytes);
+    if (saved.bulk) {
+      // A bulk download has no place to continue from: it is made again, from the start.
+      state = newState(request);
+    } else {
+      state = saved;
+      handle = await open(output, 'r+').catch((error: unknown) => {
+        throw writeFailure(output, error);
+      });
+      // Whatever follows the last complete page is a page cut short: it is written again.
+      await handle.truncate(state.bytes);
+    }
   } else {
     const nothingWritten = saved?.pages === 0;
     if (saved && !nothingWritten && !options.force) {
@@ -388,6 +395,11 @@ function streamSink(stream: Writable, request: ExportRequest): { sink: Sink; sta
 }
 
 export interface RunExportOptions {
+  /**
+   * false: page through the list even where the whole of a cycle's employees could come
+   * in one bulk download (the default for an export of employees without --max or --delta).
+   */
+  bulk?: boolean;
   /** A delta export: the deltaToken of the previous one (undefined: everything). */
   deltaToken?: string;
   /** A file to write (resumable); standard output or another stream when absent. */
@@ -416,9 +428,43 @@ export async function runExport(
       })
     : streamSink(options.stream ?? process.stdout, request);
   const report = (done: boolean) =>
-    options.onProgress?.({ rows: state.rows, pages: state.pages, done });
+    options.onProgress?.({
+      rows: state.rows,
+      pages: state.pages,
+      done,
+      ...(state.bulk ? { oneDownload: true } : {}),
+    });
   report(false);
+  const whole = request.kind === 'employees' && !request.delta && request.max === undefined;
+  if (whole && options.bulk !== false && state.nextCursor === undefined) {
+    state.bulk = true;
+    const downloaded = await exportInOneDownload(
+      client,
+      request.cycle ?? '',
+      request.format,
+      request.bom,
+      {
+        write: (text) => sink.write(text, state),
+        progress(rows) {
+          state.rows = rows;
+          state.pages += 1;
+          report(false);
+        },
+      },
+      options.signal,
+    );
+    if (downloaded) state.nextCursor = null;
+    else delete state.bulk;
+  }
   if (state.nextCursor !== null) {
+    // A new CSV of employees takes its header from the cycle's column schema.
+    const columns =
+      request.format === 'csv' && request.kind === 'employees' && !state.header
+        ? columnsHeader(
+            (await client.meritCycles.columns(request.cycle ?? '', { signal: options.signal }))
+              .data,
+          )
+        : undefined;
     const remaining = request.max === undefined ? undefined : Math.max(0, request.max - state.rows);
     if (remaining !== 0) {
       for await (const page of pagesOf(
@@ -430,7 +476,7 @@ export async function runExport(
         options.deltaToken,
       )) {
         if (page.deltaToken) deltaToken = page.deltaToken;
-        const text = render(state, page.data);
+        const text = render(state, page.data, columns);
         state.rows += page.data.length;
         state.pages += 1;
         state.nextCursor = page.nextCursor;

@@ -38,8 +38,8 @@ const THRESHOLD_BYTES = 1_024;
 const SYNC_THRESHOLD_BYTES = 256 * 1_024;
 // Quality 4: brotli's own default (11) costs many times the CPU for a few per cent less.
 const BROTLI_OPTIONS = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
-// Text that compresses: JSON, HTML, CSS, JavaScript, SVG, plain text.
-const COMPRESSIBLE = /^(?:application\/(?:json|javascript)|text\/|image\/svg\+xml)/;
+// Text that compresses: JSON (and NDJSON), HTML, CSS, JavaScript, SVG, CSV, plain text.
+const COMPRESSIBLE = /^(?:application\/(?:json|x-ndjson|javascript)|text\/|image\/svg\+xml)/;
 
 const ENCODE_NOW: Record<Encoding, (body: Buffer) => Buffer> = {
   br: (body) => brotliCompressSync(body, BROTLI_OPTIONS),

@@ -14,6 +14,8 @@ export interface KeptAnswer {
   revision: number;
   /** The body in each encoding a client has asked for so far. */
   encoded: Partial<Record<Encoding, Buffer>>;
+  /** Employees in the answer, for the audit log of the requests it is sent again to. */
+  employees: number;
 }
 
 /** Who an answer was built for (ReadScope is one). */

@@ -7,29 +7,39 @@
 //
 //   onRequest   1. check       request id, URL length, Host                 (below)
 //               2. authenticate the key, when the route needs or is sent one (plugins/authentication.ts)
+//              2b. address     403 from outside the key's address allowlist (plugins/authentication.ts)
 //               3. take quota  one request from the key's quota; 429 when spent (rate-limit/)
 //               4. cached      a kept answer of a cacheable API route is sent (response-cache.ts)
 //   preHandler  5. take turn   a fair turn at the PostgreSQL pool (db/fair-turns.ts)
 //   handler        build       the route validates its query and reads the database
-//   onSend      6. end turn
+//   onSend      6. end turn   (a streamed answer's turn ends when its response closes)
 //               7. keep        a built answer is kept for the next request (response-cache.ts)
 //               8. tag         ETag, and 304 for If-None-Match (etag.ts); a 304 gives its quota back
 //               9. label       RateLimit and X-RateLimit-* of the quota as it now stands
 //              10. secure      the JSON security headers (plugins/security-headers.ts)
 //              11. compress    when the client accepts an encoding (compression.ts)
 //   onResponse 12. record      one access log line and the request metrics
+//              13. audit       the audit log's entry of a request with a valid key, kept for
+//                              this instance's next batch: after the answer, off its path
+//                              (src/audit/)
 //
 // A step of onRequest that answers (an error, a 429, a kept answer) returns the reply, and
 // the hook returns it: Fastify then runs nothing more of the request but the onSend and
 // onResponse steps of that answer.
 //
+// A streamed answer (the bulk download, src/modules/bulk/routes.ts) reads the database
+// while it is sent, long after onSend: it keeps its turn at the pool until its response
+// closes, tags itself from its snapshot (and answers 304 before reading a row) instead of
+// being hashed whole by the tag step, is never kept, and is compressed as a stream.
+//
 // The key's quota is taken before any work and labels every answer of a request that
 // carried a valid key, whatever its status: 200, 304, 404 of an unknown path, 405, 422,
-// 429 (docs/api-behaviour.md, "Rate limits").
+// 429 (docs/api-behaviour.md, "Rate limits"). The audit log records every such answer, and
+// the 403 of a key used from outside its allowlist, which takes no quota.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { accessLog } from '../logger.js';
-import { authenticate } from '../plugins/authentication.js';
+import { authenticate, checkAddress } from '../plugins/authentication.js';
 import { sendError } from '../plugins/error-handler.js';
 import { secureJson } from '../plugins/security-headers.js';
 import { type Quota, sendQuotaSpent } from '../rate-limit/plugin.js';
@@ -44,6 +54,8 @@ declare module 'fastify' {
     api?: boolean;
     /** false: an API route that reads no database (ping) takes no turn at the pool. */
     readsDatabase?: boolean;
+    /** The answer is a stream that reads the database as it is sent: see the top of this file. */
+    streams?: boolean;
   }
   interface FastifyRequest {
     /** The key's quota as this request took it; undefined without a valid key. */
@@ -113,6 +125,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
   app.addHook('onRequest', async (request, reply) => {
     if (check(request, reply)) return reply; // 1.
     if (await authenticate(app, request, reply)) return reply; // 2.
+    checkAddress(request); // 2b.
     if (await takeQuota(request, reply)) return reply; // 3.
     return cache.answerFromCache(request, reply); // 4.
   });
@@ -128,7 +141,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
     });
   }
   app.addHook('onSend', async (request, reply, payload) => {
-    request.endTurn?.(); // 6. end turn
+    if (!routeConfigOf(request).streams) request.endTurn?.(); // 6. end turn
     let body = cache.keepAnswer(request, reply, payload); // 7. keep
     body = conditionalGet(request, reply, body); // 8. tag
     if (reply.statusCode === 304) await giveBackQuota(request);
@@ -141,6 +154,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
   app.addHook('onResponse', (request, reply, done) => {
     app.metrics.observeRequest(request, reply);
     writeAccessLine(request, reply.statusCode, reply.elapsedTime);
+    app.audit.recordRequest(request, reply); // 13. audit
     done();
   });
 }

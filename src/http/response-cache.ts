@@ -98,6 +98,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
         return;
       }
       hits.inc();
+      request.employeesServed = answer.employees;
       reply.type(answer.contentType);
       const encoding = encodingFor(request, answer.body.length);
       if (encoding === undefined) return reply.send(answer.body as never);
@@ -129,6 +130,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
           contentType,
           revision: built,
           encoded: {},
+          employees: request.employeesServed,
         });
       }
       // The same Buffer goes out now, so its ETag is computed once for this and every hit.

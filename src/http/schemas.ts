@@ -42,6 +42,9 @@ export const NoQuery = z.strictObject({});
 export const errorResponses = {
   400: ErrorBody.describe('Bad request, e.g. an invalid or foreign cursor.'),
   401: ErrorBody.describe('Missing or invalid API key.'),
+  403: ErrorBody.describe(
+    'The API key may not be used from this client address (its address allowlist).',
+  ),
   404: ErrorBody.describe('Not found, or not visible to this key.'),
   410: ErrorBody.describe('The deltaToken has expired: sync in full again, without it.'),
   422: ErrorBody.describe('Invalid query parameters, listed in validationErrors.'),

@@ -6,6 +6,7 @@
 // columns are those `compplan export employees` writes, so an export can be edited and
 // loaded back; docs/import-format.md lists them.
 import { CsvError, parse } from 'csv-parse/sync';
+import type { ColumnDescription } from '../columns/schema.js';
 import { COLUMN_NAME, EMPLOYEE_COLUMNS, OTHER_COLUMNS, unflattenColumns } from '../export/csv.js';
 import {
   fileProblem,
@@ -50,10 +51,15 @@ const SYNTAX: Record<string, string> = {
 interface CsvRecord {
   /** The line of the file the record starts on (the header is line 1). */
   line: number;
-  fields: string[];
+  /** null for an empty field; a quoted empty field ("") is the empty string. */
+  fields: (string | null)[];
 }
 
-/** RFC 4180 by csv-parse: CRLF, LF or CR line ends, a byte order mark skipped, blank lines too. */
+/**
+ * RFC 4180 by csv-parse: CRLF, LF or CR line ends, a byte order mark skipped, blank lines
+ * too. An empty field is null and a quoted empty one ("") the empty string, as the export
+ * writes a null and an empty text.
+ */
 export function parseCsvRecords(text: string): CsvRecord[] {
   const records: CsvRecord[] = [];
   // A record starts after the lines of the records before it (each has its line breaks
@@ -67,7 +73,8 @@ export function parseCsvRecords(text: string): CsvRecord[] {
       relax_column_count: true,
       skip_empty_lines: true,
       record_delimiter: ['\r\n', '\n', '\r'],
-      on_record: (record: string[], { empty_lines }) => {
+      cast: (value, { quoting }) => (value === '' && !quoting ? null : value),
+      on_record: (record: (string | null)[], { empty_lines }) => {
         const line = next + empty_lines;
         next += newlines(record.join(',')) + 1;
         // The header and CSV_MAX_ROWS rows; the first row more stops the parse.
@@ -119,8 +126,20 @@ function headerProblems(header: readonly string[]): Problem[] {
   return problems.map((message) => ({ path: [], message: `header: ${message}` }));
 }
 
-/** The employees of a CSV file, as data set input; problems name line and column. */
-export function employeesFromCsv(text: string): { employees: EmployeeInput[]; source: CsvSource } {
+/** What the CSV import reads cells by: the merit cycle's column schema and currency. */
+export interface CsvCycle {
+  columns: readonly ColumnDescription[];
+  currency: string;
+}
+
+/**
+ * The employees of a CSV file, as data set input, their cells read by the cycle's column
+ * schema (columns/cells.ts); problems name line and column.
+ */
+export function employeesFromCsv(
+  text: string,
+  cycle: CsvCycle,
+): { employees: EmployeeInput[]; source: CsvSource } {
   // Counted in characters here (the file was read as at most CSV_MAX_BYTES bytes).
   if (text.length > CSV_MAX_BYTES) throw csvTooLarge();
   const [headerRecord, ...rows] = parseCsvRecords(text);
@@ -128,7 +147,7 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
   if (!headerRecord || text.trim() === '') {
     throw fileProblem('the file is empty: it needs a header row and one row per employee');
   }
-  const header = headerRecord.fields.map((name) => name.trim());
+  const header = headerRecord.fields.map((name) => (name ?? '').trim());
   const wrongHeader = headerProblems(header);
   if (wrongHeader.length > 0) throw new ImportError(wrongHeader);
 
@@ -149,7 +168,8 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
     const currency: { code?: string; value?: string } = {};
     const flat: Record<string, unknown> = {};
     header.forEach((name, index) => {
-      const value = fields[index] ?? '';
+      const cell = fields[index] ?? null;
+      const value = cell ?? '';
       if (name === OTHER_COLUMNS) {
         if (value === '') return;
         const others = parseObject(value);
@@ -160,16 +180,15 @@ export function employeesFromCsv(text: string): { employees: EmployeeInput[]; so
             else report(line, `"${key}" is not a column name`, name);
           }
         }
-      } else if (name.startsWith('columns.')) {
-        if (value !== '') flat[name] = value;
-      } else if (name === 'currencyCode' || name === 'currencyCode.code') currency.code = value;
+      } else if (name.startsWith('columns.')) flat[name] = cell;
+      else if (name === 'currencyCode' || name === 'currencyCode.code') currency.code = value;
       else if (name === 'currencyCode.value') {
         if (value !== '') currency.value = value;
-      } else if (name === 'preferredName') employee.preferredName = value === '' ? null : value;
+      } else if (name === 'preferredName') employee.preferredName = cell;
       else if (name !== 'id' || value !== '') employee[name] = value;
     });
     employee.currencyCode = currency.value === undefined ? (currency.code ?? '') : currency;
-    employee.columns = unflattenColumns(flat);
+    employee.columns = unflattenColumns(flat, cycle.columns, cycle.currency);
     employees.push(employee as EmployeeInput);
     lines.push(line);
   }
@@ -192,8 +211,13 @@ function columnOf(field: Path, header: readonly string[]): string {
     return header.includes('currencyCode') ? 'currencyCode' : 'currencyCode.code';
   }
   if (first === 'columns' && key !== undefined) {
-    if (value === 'value' && part !== undefined) return `columns.${key}.${part}`;
-    return header.includes(`columns.${key}`) ? `columns.${key}` : `columns.${key}.*`;
+    // A part's own column; else the column's (a currency amount's code is below it).
+    const partColumn = `columns.${key}.${part}`;
+    if (value === 'value' && part !== undefined && header.includes(partColumn)) return partColumn;
+    if (header.includes(`columns.${key}`)) return `columns.${key}`;
+    return header.some((name) => name.startsWith(`columns.${key}.`))
+      ? `columns.${key}.*`
+      : OTHER_COLUMNS;
   }
   return String(first);
 }

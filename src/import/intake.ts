@@ -3,6 +3,7 @@
 // batches (staging.ts). The organisation and the merit cycles (a few hundred at most) are
 // kept; employees never are. No database here: for a file this runs in a worker thread
 // (intake-worker.ts) while the import's own thread writes the batches.
+import { noteColumns, type SeenColumn } from '../columns/schema.js';
 import type { Dialect } from '../db/connect.js';
 import { newId } from '../ids.js';
 import { storedBodyTail } from '../modules/employees/stored-body.js';
@@ -16,7 +17,7 @@ import {
 } from './errors.js';
 import type { ImportRecord, ImportRecords } from './records.js';
 import {
-  Employee,
+  employeeSchema,
   type ImportEmployee,
   type ImportMeritCycleRecord,
   type ImportRoot,
@@ -40,6 +41,8 @@ export interface CycleState {
   employees: number;
   /** A record of the cycle (its own or an employee's) has a problem. */
   faulty: boolean;
+  /** The columns of its valid employees so far, by key: the cycle's column schema. */
+  columns: Map<string, SeenColumn>;
 }
 
 /** What the intake found: plain data, so that it can cross from a worker thread. */
@@ -109,10 +112,25 @@ export async function takeRecords(
       const state = cycleState(outcome.cycles, record.cycle);
       state.listsEmployees = true;
       state.employees++;
-      const result = Employee.safeParse(record.value);
+      // Currency columns are amounts in the cycle's currency: its record comes first.
+      const result = employeeSchema(state.cycle?.currency).safeParse(record.value);
+      const path: Path = ['meritCycles', record.cycle, 'employees', record.index];
       if (!result.success) {
-        const path: Path = ['meritCycles', record.cycle, 'employees', record.index];
         refuse(problemsOfIssues(result.error.issues, path, line), state);
+        continue;
+      }
+      const conflicts = noteColumns(state.columns, result.data.columns, record.index);
+      if (conflicts.length > 0) {
+        const employeeAt = (index: number): Path => [...path.slice(0, 3), index];
+        refuse(
+          conflicts.map(({ path: below, message, other }) => ({
+            path: [...path, ...below],
+            line,
+            message,
+            other: employeeAt(other),
+          })),
+          state,
+        );
         continue;
       }
       // After a problem of the input's shape nothing else is reported: nothing is staged.
@@ -133,7 +151,7 @@ function cycleState(cycles: CycleState[], index: number): CycleState {
       `meritCycles[${index}]: a data set holds at most ${MAX_MERIT_CYCLES.toLocaleString('en')} merit cycles`,
     );
   }
-  cycles[index] ??= { listsEmployees: false, employees: 0, faulty: false };
+  cycles[index] ??= { listsEmployees: false, employees: 0, faulty: false, columns: new Map() };
   return cycles[index];
 }
 

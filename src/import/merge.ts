@@ -4,6 +4,8 @@
 // (mergeEmployees). Every row written gets its change stamp (src/changes/change.ts), and
 // the webhook events are recorded in the same transaction (src/webhooks/outbox.ts).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Actor, CLI_ACTOR } from '../audit/entry.js';
+import { recordAction } from '../audit/repository.js';
 import { OrganizationChange } from '../changes/change.js';
 import {
   forgetRemovedCycle,
@@ -18,6 +20,7 @@ import { newId } from '../ids.js';
 import { storedBodySql } from '../modules/employees/stored-body.js';
 import { findOrganizationBySlug, saveOrganization } from '../modules/organizations/repository.js';
 import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
+import { keepColumnSchema } from './columns.js';
 import { ImportError, type Path } from './errors.js';
 import type { CycleState } from './intake.js';
 import type { ImportMeritCycleRecord, ImportRoot } from './schema.js';
@@ -43,6 +46,8 @@ export interface ImportOptions {
   changeRetentionDays?: number;
   /** The import's clock (tests move it instead of waiting); the real time by default. */
   now?: Date;
+  /** Who imports, for the audit log: the command line when not given. */
+  actor?: Actor;
 }
 
 /** A problem the stored data finds with the file: the only one reported. */
@@ -84,6 +89,8 @@ export async function merge(
       isNew: outcome === 'created',
       prune: options.prune === true,
     });
+    const wholeCycle = outcome === 'created' || options.prune === true;
+    await keepColumnSchema(trx, organizationId, id, state, at, wholeCycle);
     for (const key of ['created', 'updated', 'unchanged', 'removed'] as const) {
       summary.employees[key] += counts[key];
     }
@@ -92,6 +99,19 @@ export async function merge(
   await change.finish(trx, options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS);
   // Webhook events, in this transaction: none for an import that fails (src/webhooks).
   await recordImportEvents(trx, organizationId, changes, now);
+  // The audit log's entry, in this transaction too: counts only, never employee data.
+  await recordAction(trx, {
+    organizationId,
+    action: 'import',
+    actor: options.actor ?? CLI_ACTOR,
+    details: {
+      organizationCreated: organization.created,
+      meritCycles: summary.meritCycles,
+      employees: summary.employees,
+      prune: options.prune === true,
+    },
+    at: new Date(now),
+  });
   return summary;
 }
 

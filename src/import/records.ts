@@ -42,12 +42,14 @@ export function* recordsOfDataSet(dataSet: unknown, release = false): Generator<
   yield { kind: 'root', value: { ...top, meritCycles: [] } };
   for (const [index, cycle] of (meritCycles as unknown[]).entries()) {
     if (isObject(cycle) && Array.isArray(cycle.employees)) {
+      // The cycle before its employees, as in NDJSON: their currency columns are checked
+      // against its currency.
       const { employees, ...fields } = cycle;
+      yield { kind: 'meritCycle', index, value: fields, employees: true };
       for (const [employee, value] of (employees as unknown[]).entries()) {
         yield { kind: 'employee', cycle: index, index: employee, value };
         if (release) (employees as unknown[])[employee] = undefined;
       }
-      yield { kind: 'meritCycle', index, value: fields, employees: true };
     } else {
       yield { kind: 'meritCycle', index, value: cycle, employees: false };
     }

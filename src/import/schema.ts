@@ -2,8 +2,12 @@
 // Objects are strict: a misspelt field is an error, never silently dropped. Each record
 // is validated once, as it arrives, by a record schema below (Root, MeritCycleRecord,
 // Employee; intake.ts); records that repeat others are found with SQL at the end
-// (repeats.ts).
+// (repeats.ts). A column's value is checked by the rules of its type, stated once in
+// src/columns/types.ts; a key's one name and type within a cycle as records arrive
+// (intake.ts, src/columns/schema.ts).
 import { z } from 'zod';
+import { inKeyOrder, isInKeyOrder } from '../columns/order.js';
+import { checkColumnValue } from '../columns/types.js';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
 import { ID_PATTERNS } from '../ids.js';
@@ -121,77 +125,102 @@ function jsonValueProblem(value: unknown): { path: Walked['path']; message: stri
   return undefined;
 }
 
-// Kept as JSON text: any string JSON can say.
-const Column = z
-  .strictObject({
-    name: z.string(),
-    type: z.string().refine(filled, notEmpty),
-    value: JsonValue,
-  })
-  .superRefine(({ type, value }, ctx) => {
-    // The two known types are checked; any other type carries any JSON value.
-    if (type === 'text' && typeof value !== 'string') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['value'],
-        message: 'a text column value must be a string',
-      });
-    }
-    if (type !== 'composite') return;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      const message = 'a composite column value must be an object whose parts are strings';
-      return ctx.addIssue({ code: 'custom', path: ['value'], message });
-    }
-    // Each bad part is named by its own path, e.g. columns.employee.value.jobLevel.
-    for (const [part, text] of Object.entries(value)) {
-      if (typeof text !== 'string') {
-        const message = 'a composite column part must be a string';
-        ctx.addIssue({ code: 'custom', path: ['value', part], message });
-      }
-    }
-  });
+// Kept as JSON text: any string JSON can say. The value's shape is checked against the
+// column's type by columns/types.ts, which knows the merit cycle's currency (Columns).
+const Column = z.strictObject({
+  name: z.string(),
+  type: z.string().refine(filled, notEmpty),
+  value: JsonValue,
+});
 
 const ColumnsShape = z.record(z.string().min(1, 'a column key must not be empty'), Column);
 type ColumnsShape = z.output<typeof ColumnsShape>;
 
-// Columns are checked against ColumnsShape but kept as the very object that was parsed:
-// zod rebuilds objects by assignment, which would turn a key such as "__proto__" into a
-// prototype and lose it. Column keys and values are served back exactly as loaded.
-const Columns = z
-  .unknown()
-  .superRefine((value, ctx) => {
+/**
+ * An employee's columns in a cycle whose currency is `currency` (undefined while the
+ * cycle's own record is at fault). Columns are checked against ColumnsShape, then each
+ * value against its type, but kept as the very objects that were parsed: zod rebuilds
+ * objects by assignment, which would turn a key such as "__proto__" into a prototype and
+ * lose it. Only a value the type rules store otherwise (a JSON number as a decimal string)
+ * is put into a copy of its column, and columns given out of key order into a new object.
+ */
+const columnsIn = (currency: string | undefined) =>
+  z.unknown().transform((value, ctx) => {
     const result = ColumnsShape.safeParse(value);
-    if (result.success) return;
-    for (const issue of result.error.issues) {
-      // A bad key is reported with what is wrong with it, not as "Invalid key in record".
-      if (issue.code === 'invalid_key') {
-        for (const inner of issue.issues) {
-          ctx.addIssue({ code: 'custom', path: issue.path, message: inner.message });
-        }
-      } else ctx.addIssue({ ...issue });
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        // A bad key is reported with what is wrong with it, not as "Invalid key in record".
+        if (issue.code === 'invalid_key') {
+          for (const inner of issue.issues) {
+            ctx.addIssue({ code: 'custom', path: issue.path, message: inner.message });
+          }
+        } else ctx.addIssue({ ...issue });
+      }
+      return z.NEVER;
     }
-  })
-  .transform((value) => value as ColumnsShape);
+    const columns = value as ColumnsShape;
+    let changed = false;
+    const entries = Object.keys(columns).map((key) => {
+      const column = columns[key] as ColumnsShape[string];
+      const checked = checkColumnValue(column.type, column.value, currency);
+      if (!checked.ok) {
+        for (const issue of checked.issues) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key, 'value', ...issue.path],
+            message: issue.message,
+          });
+        }
+        return [key, column] as const;
+      }
+      if (checked.value === column.value) return [key, column] as const;
+      changed = true;
+      return [key, { ...column, value: checked.value }] as const;
+    });
+    // Stored in key order (columns/order.ts): the same columns from any format are the same text.
+    const ordered = isInKeyOrder(entries.map(([key]) => key));
+    return changed || !ordered ? (inKeyOrder(entries) as ColumnsShape) : columns;
+  });
 
 const CurrencyCode = z.union(
   [currencyCode, z.strictObject({ code: currencyCode, value: text.optional() })],
   { message: 'must be an ISO 4217 code, or an object {"code": "GBP", "value": "British Pound"}' },
 );
 
-export const Employee = z.strictObject({
-  id: idOf('mce').optional(),
-  email,
-  firstName: text,
-  lastName: text,
-  preferredName: storable.nullable().optional(),
-  currencyCode: CurrencyCode.transform((given) =>
-    typeof given === 'string'
-      ? { code: given, value: currencyName(given) }
-      : { code: given.code, value: given.value ?? currencyName(given.code) },
-  ),
-  eligibilityStatus: z.enum(ELIGIBILITY_STATUSES),
-  columns: Columns,
-});
+const employeeIn = (currency: string | undefined) =>
+  z.strictObject({
+    id: idOf('mce').optional(),
+    email,
+    firstName: text,
+    lastName: text,
+    preferredName: storable.nullable().optional(),
+    currencyCode: CurrencyCode.transform((given) =>
+      typeof given === 'string'
+        ? { code: given, value: currencyName(given) }
+        : { code: given.code, value: given.value ?? currencyName(given.code) },
+    ),
+    eligibilityStatus: z.enum(ELIGIBILITY_STATUSES),
+    columns: columnsIn(currency),
+  });
+type EmployeeSchema = ReturnType<typeof employeeIn>;
+
+// One schema per cycle currency (a data set has a few), made when first needed.
+const employeeSchemas = new Map<string | undefined, EmployeeSchema>();
+
+/**
+ * The schema of an employee of a merit cycle whose currency is `currency` (currency
+ * columns are amounts in it); undefined while the cycle's own record is at fault, when any
+ * ISO 4217 code passes and the cycle's problem is reported instead.
+ */
+export function employeeSchema(currency: string | undefined): EmployeeSchema {
+  let schema = employeeSchemas.get(currency);
+  if (!schema) {
+    schema = employeeIn(currency);
+    employeeSchemas.set(currency, schema);
+  }
+  return schema;
+}
+export const Employee = employeeSchema(undefined);
 export type ImportEmployee = z.output<typeof Employee>;
 
 const END_BEFORE_START = 'must not be before startDate';

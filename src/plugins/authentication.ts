@@ -2,7 +2,8 @@
 // cache live as long as the app; `authenticate` is the pipeline's step that uses it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { unauthorized } from '../errors.js';
+import { addressInRanges } from '../address-ranges.js';
+import { addressRefused, unauthorized } from '../errors.js';
 import { routeConfigOf } from '../http/route-config.js';
 import type { ReadScope } from '../modules/api-keys/scope.js';
 import {
@@ -67,6 +68,16 @@ export async function authenticate(
     throw unauthorized();
   }
   request.apiKey = key;
+}
+
+/**
+ * The address step of the pipeline: a key with an address allowlist is refused (403) from
+ * any other client address — the socket's, or X-Forwarded-For's from a proxy TRUST_PROXY
+ * names. Before the quota: a key cannot be spent from where it may not be used.
+ */
+export function checkAddress(request: FastifyRequest): void {
+  const ranges = request.apiKey?.addressRanges;
+  if (ranges && !addressInRanges(request.ip, ranges)) throw addressRefused();
 }
 
 /** What the authenticated key may read; only for routes in the API scope. */

@@ -9,6 +9,7 @@ import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { RATE_LIMITED_MESSAGE } from '../errors.js';
+import { DownloadSlots } from './download-slots.js';
 import { type RateLimitStoreState, RedisLink } from './redis-link.js';
 import { type WindowCount, WindowCounter, type WindowLimit } from './window-counter.js';
 
@@ -35,6 +36,8 @@ export interface RateLimits {
   counter(limit: WindowLimit): WindowCounter;
   /** Where counters live right now: in process, in Redis, or in process while Redis is down. */
   storeState(): RateLimitStoreState;
+  /** One bulk download per key at a time, in the same stores (download-slots.ts). */
+  downloads: DownloadSlots;
 }
 
 declare module 'fastify' {
@@ -91,6 +94,7 @@ export default fp<{ config: Config }>(
       },
       counter: (limit) => new WindowCounter(limit, link),
       storeState: () => link?.state() ?? 'local',
+      downloads: new DownloadSlots(link),
     });
   },
   { name: 'rate-limit' },

@@ -6,25 +6,12 @@
 // again, so a name cannot change its answer in between).
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { allowedRanges, inAllowance, type Range } from '../address-ranges.js';
+
+export { allowedRanges };
 
 export class RefusedAddressError extends Error {
   override name = 'RefusedAddressError';
-}
-
-type Address = ReturnType<typeof ipaddr.parse>;
-type Range = [Address, number];
-
-/** The allowance as ranges: an address alone is a range of one. */
-export function allowedRanges(entries: readonly string[]): readonly Range[] {
-  return entries.map((entry) => {
-    if (entry.includes('/')) return ipaddr.parseCIDR(entry);
-    const address = ipaddr.parse(entry);
-    return [address, address.kind() === 'ipv4' ? 32 : 128];
-  });
-}
-
-function inAllowance(address: Address, allowed: readonly Range[]): boolean {
-  return allowed.some((range) => range[0].kind() === address.kind() && address.match(range));
 }
 
 /**

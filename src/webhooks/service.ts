@@ -1,6 +1,8 @@
 // Endpoint management: what `compplan webhooks …` and the web application's Settings →
 // Connections → Webhooks do. The signing secret exists in clear only in memory, until it
 // is returned once; a refused request writes nothing.
+import { type Actor, CLI_ACTOR } from '../audit/entry.js';
+import { withRecordedAction } from '../audit/repository.js';
 import type { Db } from '../db/connect.js';
 import { ManagementError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -71,6 +73,7 @@ export async function addWebhookEndpoint(
   db: Db,
   input: NewEndpointInput,
   now: Date = new Date(),
+  actor: Actor = CLI_ACTOR,
 ): Promise<AddedWebhookEndpoint> {
   const organization = await organizationOrFail(db, input.org);
   let url: string;
@@ -90,7 +93,19 @@ export async function addWebhookEndpoint(
     sealedSecret: seal(await readSealingKey(db), secret),
     createdAt: now.toISOString(),
   };
-  await insertWebhookEndpoint(db, endpoint);
+  // The URL is the organisation's own setting; the secret never goes in the log.
+  await withRecordedAction(
+    db,
+    (trx) => insertWebhookEndpoint(trx, endpoint),
+    () => ({
+      organizationId: organization.id,
+      action: 'webhook.added',
+      actor,
+      target: endpoint.id,
+      details: { url, events },
+      at: now,
+    }),
+  );
   return {
     id: endpoint.id,
     org: organization.slug,
@@ -148,9 +163,25 @@ export async function removeWebhookEndpoint(
   db: Db,
   organizationId: string,
   id: string,
+  actor: Actor = CLI_ACTOR,
 ): Promise<WebhookEndpoint | undefined> {
   const endpoint = await findWebhookEndpoint(db, organizationId, id);
-  if (endpoint) await deleteWebhookEndpoint(db, organizationId, id);
+  if (endpoint) {
+    await withRecordedAction(
+      db,
+      (trx) => deleteWebhookEndpoint(trx, organizationId, id),
+      (deleted) =>
+        deleted
+          ? {
+              organizationId,
+              action: 'webhook.removed',
+              actor,
+              target: id,
+              details: { url: endpoint.url },
+            }
+          : undefined,
+    );
+  }
   return endpoint;
 }
 

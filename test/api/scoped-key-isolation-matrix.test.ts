@@ -17,6 +17,7 @@ import {
   globexDataSet,
 } from '../fixtures/data-sets.js';
 import {
+  columnsPath,
   cyclePath,
   employeesPath,
   MERIT_CYCLES,
@@ -254,6 +255,20 @@ describe('scoped key isolation matrix', () => {
       }
     });
 
+    it('the column schemas of its cycles hold every column but those it hides', async () => {
+      const hidden = { narrow: ['employee'], 'scoped-hiding': ['department'] }[name] ?? [];
+      for (const cycle of own().cyclesWithEmployees) {
+        const full = await server.request(columnsPath(cycle), { key: readers.full?.key ?? '' });
+        const mine = await server.request(columnsPath(cycle), { key: own().key });
+        expect(mine.status, cycle).toBe(200);
+        const keys = (response: unknown) =>
+          (response as { data: { key: string }[] }).data.map((column) => column.key);
+        const all = keys(await full.json());
+        expect(all, cycle).toEqual(expect.arrayContaining(['department', 'employee']));
+        expect(keys(await mine.json()), cycle).toEqual(all.filter((key) => !hidden.includes(key)));
+      }
+    });
+
     it('no answer it can get holds anything out of its scope', async () => {
       const seen: string[] = [];
       const pages = [
@@ -262,6 +277,7 @@ describe('scoped key isolation matrix', () => {
         ...own().cycles.flatMap((cycle) => [
           cyclePath(cycle),
           ratesPath(cycle),
+          columnsPath(cycle),
           `${employeesPath(cycle)}?limit=100`,
           `${employeesPath(cycle)}/delta?limit=100`,
         ]),

@@ -8,7 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GLOBEX_SECOND_CYCLE, globexSecondCycleDataSet } from '../fixtures/api-data-sets.js';
 import { ACME, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
-import { employeesPath, MERIT_CYCLES, type Page } from '../helpers/api-expectations.js';
+import {
+  columnsPath,
+  employeesPath,
+  MERIT_CYCLES,
+  type Page,
+} from '../helpers/api-expectations.js';
 import {
   CYCLE_ENDPOINTS,
   expectRefused as expectRefusedBy,
@@ -235,6 +240,7 @@ describe('tenant isolation matrix', () => {
         `${MERIT_CYCLES}?limit=100`,
         `${MERIT_CYCLES}/delta?limit=100`,
         ...own().cycles.flatMap((cycle) => [
+          columnsPath(cycle),
           `${employeesPath(cycle)}?limit=100`,
           `${employeesPath(cycle)}/delta?limit=100`,
         ]),

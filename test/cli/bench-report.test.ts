@@ -158,4 +158,19 @@ describe('npm run bench -- --report', () => {
     );
     expect(await render(results([sqlite([ping])], [1, 0.5, 0.2]))).not.toContain('busy');
   });
+
+  it("states the audit log's cost on /ping and the walk: the same build with it off, in the same rounds; more than 10 % fewer req/s fails", async () => {
+    const ping = {
+      ...scenario('ping', [measure(9_000), measure(9_300), measure(9_600)], [measure(12_000)]),
+      auditOff: [measure(9_800), measure(10_000), measure(10_200)],
+    };
+    const walk = {
+      ...scenario('employees walk', [measure(3_000)], [measure(9_000)]),
+      auditOff: [measure(4_000)],
+    };
+    const text = await render(results([sqlite([ping, walk])]));
+    expect(text).toContain(
+      "The audit log's cost: the same build and database with the audit log turned off for the measurement only (`BENCH_AUDIT_LOG=off`, a second server measured in the same rounds); cost: 1 − on / off of the medians.\n\n| Database | Scenario | req/s, audit log on | req/s, audit log off | Cost | Target | Met |\n|---|---|--:|--:|--:|---|---|\n| SQLite | `/ping` | 9,300 | 10,000 | 7.0 % | at most 10 % fewer req/s | yes |\n| SQLite | employees walk: 500 distinct pages (limit=100) in turn | 3,000 | 4,000 | 25.0 % | at most 10 % fewer req/s | **no** |\n",
+    );
+  });
 });

@@ -46,6 +46,7 @@ interface ListedKey {
 const UNRESTRICTED = {
   cycles: null,
   hiddenColumns: [],
+  allowedAddresses: null,
   expiresAt: null,
   expired: false,
   expiringSoon: false,
@@ -119,7 +120,7 @@ describe('compplan keys and orgs', () => {
     expect(lines[1]).toMatch(/^acme +Acme Corp +enabled +\d{4}-\d\d-\d\dT[\d:.]+Z$/);
   });
 
-  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,expiresAt}, and the key works against the running server', async () => {
+  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,expiresAt,allowedAddresses}, and the key works against the running server', async () => {
     const result = await runCli(
       ['keys', 'create', '--org', 'acme', '--name', 'Looker export', '--json'],
       { env: db.env },
@@ -136,6 +137,7 @@ describe('compplan keys and orgs', () => {
       'cycles',
       'hiddenColumns',
       'expiresAt',
+      'allowedAddresses',
     ]);
     expect(key).toEqual({
       id: expect.stringMatching(KEY_ID),
@@ -146,6 +148,7 @@ describe('compplan keys and orgs', () => {
       cycles: null,
       hiddenColumns: [],
       expiresAt: null,
+      allowedAddresses: null,
     });
     created.push(key);
 
@@ -270,17 +273,17 @@ describe('compplan keys and orgs', () => {
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(
-      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +EXPIRES +CREATED +LAST USED +STATUS$/,
+      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +ALLOWED IPS +EXPIRES +CREATED +LAST USED +STATUS$/,
     );
     const stamp = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
+        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
       ),
     );
     expect(lines[2]).toMatch(
       new RegExp(
-        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
+        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
       ),
     );
   });

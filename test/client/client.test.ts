@@ -8,6 +8,7 @@ import {
   CompplanClient,
   ConnectionError,
   InvalidRequestError,
+  type MeritCycleColumns,
   NotFoundError,
   RateLimitError,
   ServerError,
@@ -137,6 +138,31 @@ describe('@compplan/client against a real server', () => {
       base: 'USD',
       rates: { EUR: 0.92, GBP: 0.79, JPY: 151.3 },
     });
+  });
+
+  it('gets the column schema of a merit cycle', async () => {
+    const sdk = client();
+    const columns: MeritCycleColumns = await sdk.meritCycles.columns(SDK_CYCLE.big);
+    expect(columns).toEqual({
+      data: [
+        { key: 'department', name: 'Department', type: 'text', parts: null },
+        {
+          key: 'employee',
+          name: 'Employee',
+          type: 'composite',
+          parts: [
+            { key: 'fullName', type: 'text' },
+            { key: 'jobLevel', type: 'text' },
+            { key: 'jobTitle', type: 'text' },
+          ],
+        },
+      ],
+      nextCursor: null,
+    });
+    expect(await sdk.meritCycles.columns(SDK_CYCLE.empty)).toEqual({ data: [], nextCursor: null });
+    await expect(
+      sdk.meritCycles.columns('mc_00000000-0000-4000-8000-000000000000'),
+    ).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('throws AuthenticationError with status and request id for a bad key, without retrying', async () => {

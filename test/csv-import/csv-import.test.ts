@@ -50,7 +50,7 @@ describe('compplan import FILE.csv --org --cycle', () => {
     }
   }
 
-  it('loads new employees and updates matched ones, columns flattened as the export writes them', async () => {
+  it('loads new employees and updates matched ones, columns flattened as the export writes them; an empty cell is null', async () => {
     const result = await importCsv(
       csv(
         'email,firstName,lastName,preferredName,currencyCode,eligibilityStatus,columns.department,columns.employee.jobTitle,columns.employee.jobLevel,columns.costCenter',
@@ -98,6 +98,7 @@ describe('compplan import FILE.csv --org --cycle', () => {
             type: 'composite',
             value: { jobTitle: 'Engineer', jobLevel: 'L1' },
           },
+          costCenter: { name: 'Cost center', type: 'text', value: null },
         },
       }),
     );

@@ -55,6 +55,8 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0013-column-schema', 'Down', 'Success'],
+        ['0012-audit-log', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -80,6 +82,8 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0012-audit-log',
+        '0013-column-schema',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -228,6 +232,8 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0013-column-schema', 'Success'],
+      ['0012-audit-log', 'Success'],
       ['0011-webhooks', 'Success'],
       ['0010-change-tracking', 'Success'],
       ['0009-least-privilege-keys', 'Success'],
@@ -248,6 +254,8 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0009-least-privilege-keys',
       '0010-change-tracking',
       '0011-webhooks',
+      '0012-audit-log',
+      '0013-column-schema',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -279,6 +287,8 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0013-column-schema', 'Down', 'Success'],
+        ['0012-audit-log', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -293,6 +303,8 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0012-audit-log',
+        '0013-column-schema',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -309,6 +321,129 @@ describe('migration 0009 down and up again, with keys in use', () => {
       }
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('migration 0012 down and up again', () => {
+  it('down drops the audit log and the allowlists (the 0009 columns stay watched); up brings them back, the allowlist watched too', async () => {
+    const server = await startTestServer({ dataSets: [acmeDataSet()] });
+    try {
+      const { db } = server.database;
+      await server.createKey(ACME, 'bound', { allowedAddresses: ['127.0.0.1'] });
+      const tables = async () => (await db.introspection.getTables()).map((table) => table.name);
+      const apiKeyColumns = async () =>
+        (await db.introspection.getTables())
+          .find((table) => table.name === 'api_keys')
+          ?.columns.map((c) => c.name);
+      expect(await tables()).toContain('audit_entries');
+
+      const down = await migratorOf(server.database).migrateTo('0011-webhooks');
+      expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0013-column-schema', 'Down', 'Success'],
+        ['0012-audit-log', 'Down', 'Success'],
+      ]);
+      expect(await tables()).not.toContain('audit_entries');
+      expect(await apiKeyColumns()).not.toContain('allowed_addresses');
+      let revision = await readKeysRevision(db);
+      await sql`update api_keys set expires_at = expires_at where name = 'bound'`.execute(db);
+      expect(await readKeysRevision(db)).toBeGreaterThan(revision);
+
+      expect(await migrateToLatest(server.database)).toEqual([
+        '0012-audit-log',
+        '0013-column-schema',
+      ]);
+      expect(await apiKeyColumns()).toContain('allowed_addresses');
+      revision = await readKeysRevision(db);
+      await sql`update api_keys set allowed_addresses = '["10.0.0.0/8"]' where name = 'bound'`.execute(
+        db,
+      );
+      expect(await readKeysRevision(db)).toBeGreaterThan(revision);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('migration 0013: the column schema of cycles stored before it', () => {
+  it("builds each cycle's schema from its employees' stored columns (a key with two types: the more frequent), leaving every employee as it was", async () => {
+    const database = await createTestDatabase();
+    const cycles = acmeDataSet().meritCycles.map((cycle) => cycle.id ?? '');
+    /** Every cycle's columns as a new server serves them (nothing kept from before). */
+    const served = async () => {
+      const server = await startTestServer({ database: database.config });
+      try {
+        const key = await server.createKey(ACME, 'columns');
+        const columns: Record<string, { key: string }[]> = {};
+        for (const cycle of cycles) {
+          const response = await server.request(
+            `/v1/compensationPlanning/meritCycles/${cycle}/columns`,
+            { key },
+          );
+          expect(response.status).toBe(200);
+          columns[cycle] = ((await response.json()) as { data: { key: string }[] }).data;
+        }
+        return columns;
+      } finally {
+        await server.close();
+      }
+    };
+    try {
+      const server = await startTestServer({
+        database: database.config,
+        dataSets: [acmeDataSet(), globexDataSet()],
+      });
+      let employeesBefore: unknown[] | undefined;
+      try {
+        const { db } = server.database;
+        const down = await migratorOf(server.database).migrateTo('0012-audit-log');
+        expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+          ['0013-column-schema', 'Down', 'Success'],
+        ]);
+        // Data loaded before the import checked types: `tenure` is text for two employees
+        // of the 2025 cycle and a number for one; a composite with a currency part.
+        const legacy = (name: string, columns: string) =>
+          sql`update merit_cycle_employees
+                 set body = replace(body, '"columns":{', ${`"columns":{${columns},`})
+               where first_name = ${name} and merit_cycle_id = ${CYCLE.annual2025}`.execute(db);
+        await legacy('Ada', '"tenure":{"name":"Tenure (years)","type":"text","value":12}');
+        await legacy(
+          'Alan',
+          '"tenure":{"name":"Tenure (years)","type":"text","value":"long"},"pay":{"name":"Pay","type":"composite","value":{"base":{"USD":"1"},"note":"x"}}',
+        );
+        employeesBefore = (await dumpTables(db)).merit_cycle_employees;
+        expect(await migrateToLatest(server.database)).toEqual(['0013-column-schema']);
+        expect((await dumpTables(db)).merit_cycle_employees).toEqual(employeesBefore);
+      } finally {
+        await server.close();
+      }
+      const columns = await served();
+      const text = (key: string, name: string) => ({ key, name, type: 'text', parts: null });
+      expect(columns[CYCLE.annual2025]).toEqual([
+        text('department', 'Department'),
+        {
+          key: 'employee',
+          name: 'Employee',
+          type: 'composite',
+          parts: ['fullName', 'jobLevel', 'jobTitle'].map((key) => ({ key, type: 'text' })),
+        },
+        { key: 'notes', name: 'Notes', type: 'note', parts: null },
+        {
+          key: 'pay',
+          name: 'Pay',
+          type: 'composite',
+          parts: [
+            { key: 'base', type: 'currency' },
+            { key: 'note', type: 'text' },
+          ],
+        },
+        { key: 'tags', name: 'Tags', type: 'list', parts: null },
+        text('tenure', 'Tenure (years)'),
+      ]);
+      // A cycle without employees has no columns.
+      expect(columns[CYCLE.offset]).toEqual([]);
+    } finally {
+      await database.drop();
     }
   });
 });

@@ -60,7 +60,9 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles': 'global',
       '/v1/compensationPlanning/meritCycles/{id}': 'global',
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': 'global',
+      '/v1/compensationPlanning/meritCycles/{id}/columns': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': 'global',
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk': 'global',
       '/v1/compensationPlanning/meritCycles/delta': 'global',
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': 'global',
     });
@@ -76,7 +78,8 @@ describe('the OpenAPI document', () => {
     );
     // The HTTP layer's answers, on every path.
     const http = ['400', '405', '408', '414', '431', '500'];
-    const api = [...http, '304', '401', '422', '429', '503', '504'].sort();
+    // 403: a key used from outside its address allowlist.
+    const api = [...http, '304', '401', '403', '422', '429', '503', '504'].sort();
     const cycle = [...api, '404'].sort();
     // Deltas: 410 for a token older than the retention of removals.
     const delta = [...api, '410'].sort();
@@ -87,7 +90,9 @@ describe('the OpenAPI document', () => {
       '/v1/compensationPlanning/meritCycles': ['200', ...api],
       '/v1/compensationPlanning/meritCycles/{id}': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{id}/exchangeRates': ['200', ...cycle],
+      '/v1/compensationPlanning/meritCycles/{id}/columns': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees': ['200', ...cycle],
+      '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk': ['200', ...cycle],
       '/v1/compensationPlanning/meritCycles/delta': ['200', ...delta],
       '/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/delta': [
         '200',

@@ -233,17 +233,28 @@ describe('compplan export', () => {
     ).toEqual(CYCLES_IN_ORDER);
   });
 
-  it('shows progress on standard error when asked (as on a terminal)', async () => {
-    const result = await cli([
+  it('shows progress on standard error when asked (as on a terminal), paging or in one download', async () => {
+    const paged = await cli([
+      'employees',
+      '--cycle',
+      SDK_CYCLE.big,
+      '--no-bulk',
+      '--progress',
+      '-o',
+      join(dir, 'p.csv'),
+    ]);
+    expect(paged.code).toBe(0);
+    expect(paged.stderr).toMatch(/✔ employees: 250 rows, 3 pages, [\d.]+ pages\/s, 0:\d\d\n$/);
+    const downloaded = await cli([
       'employees',
       '--cycle',
       SDK_CYCLE.big,
       '--progress',
       '-o',
-      join(dir, 'p.csv'),
+      join(dir, 'd.csv'),
     ]);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/✔ employees: 250 rows, 3 pages, [\d.]+ pages\/s, 0:\d\d\n$/);
+    expect(downloaded.code).toBe(0);
+    expect(downloaded.stderr).toMatch(/✔ employees: 250 rows, in one download, 0:\d\d\n$/);
   });
 
   it('refuses to overwrite a file without --force', async () => {
@@ -298,7 +309,7 @@ describe('compplan export', () => {
     });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(
-      /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/employees: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY; is http:\/\/127\.0\.0\.1:\d+ the right --base-url\?\)\n$/,
+      /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/employees\/bulk: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY; is http:\/\/127\.0\.0\.1:\d+ the right --base-url\?\)\n$/,
     );
     const unknown = await cli(['employees', '--cycle', 'mc_00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);
@@ -410,6 +421,7 @@ describe('compplan export', () => {
         'employees',
         '--cycle',
         SDK_CYCLE.big,
+        '--no-bulk',
         '--page-size',
         '10',
         '-o',

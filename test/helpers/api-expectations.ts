@@ -15,6 +15,7 @@ export const ISO_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 export const cyclePath = (id: string) => `${MERIT_CYCLES}/${id}`;
 export const ratesPath = (id: string) => `${MERIT_CYCLES}/${id}/exchangeRates`;
 export const employeesPath = (id: string) => `${MERIT_CYCLES}/${id}/employees`;
+export const columnsPath = (id: string) => `${MERIT_CYCLES}/${id}/columns`;
 
 /** The text with the character at `index` replaced by a different one: never the same text. */
 export function withCharacterChanged(text: string, index: number): string {

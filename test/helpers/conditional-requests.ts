@@ -15,6 +15,7 @@ const ENDPOINTS = [
   `${LIST}?limit=2`,
   `${LIST}/${CYCLE.annual2025}`,
   `${LIST}/${CYCLE.annual2025}/exchangeRates`,
+  `${LIST}/${CYCLE.annual2025}/columns`,
   `${LIST}/${CYCLE.annual2025}/employees?limit=2`,
 ];
 

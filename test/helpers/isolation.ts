@@ -2,7 +2,13 @@
 // that name a merit cycle, the forms an id can take, and the check that a request is
 // refused exactly as for something that does not exist.
 import { expect } from 'vitest';
-import { cyclePath, employeesPath, ISO_UTC_MS, ratesPath } from './api-expectations.js';
+import {
+  columnsPath,
+  cyclePath,
+  employeesPath,
+  ISO_UTC_MS,
+  ratesPath,
+} from './api-expectations.js';
 import { nodeRequest } from './raw-http.js';
 
 export const CYCLE_NOT_FOUND = 'Merit cycle not found';
@@ -19,6 +25,7 @@ export const fullyEncoded = (id: string) =>
 export const CYCLE_ENDPOINTS: [string, (id: string) => string][] = [
   ['GET /meritCycles/{id}', cyclePath],
   ['GET /meritCycles/{id}/exchangeRates', ratesPath],
+  ['GET /meritCycles/{id}/columns', columnsPath],
   ['GET /meritCycles/{id}/employees', employeesPath],
   ['GET /meritCycles/{id}/employees?limit=100', (id) => `${employeesPath(id)}?limit=100`],
   ['GET /meritCycles/{id}/employees/delta', (id) => `${employeesPath(id)}/delta`],

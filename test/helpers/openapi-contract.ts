@@ -119,8 +119,9 @@ export function contractViolations(response: ObservedResponse): string[] {
 
   if (!route) {
     // A path the API does not have: 404 (or one of the HTTP layer's answers, which come
-    // before routing) with the standard error body.
-    if (![404, ...HTTP_LAYER_STATUSES].includes(response.status)) {
+    // before routing, or the 403 of a key sent from outside its address allowlist) with
+    // the standard error body.
+    if (![404, 403, ...HTTP_LAYER_STATUSES].includes(response.status)) {
       return [`${what}: an undocumented path must answer 404`];
     }
     const problems: string[] = [];
@@ -170,13 +171,24 @@ export function contractViolations(response: ObservedResponse): string[] {
   const content = declaredResponse.content as Json | undefined;
   if (content && method !== 'HEAD') {
     const type = response.headers.get('content-type') ?? '';
-    if (!type.startsWith('application/json')) {
-      problems.push(`${what}: content-type ${JSON.stringify(type)}, declared application/json`);
-    } else {
-      const errors = schemaErrors(
-        `${responsePointer}/content/application~1json/schema`,
-        parseJson(response.body),
+    const mediaType = type.split(';')[0]?.trim() ?? '';
+    const schemaPointer = `${responsePointer}/content/${escapePointer(mediaType)}/schema`;
+    if (!(mediaType in content)) {
+      problems.push(
+        `${what}: content-type ${JSON.stringify(type)}, declared ${Object.keys(content).join(', ')}`,
       );
+    } else if (mediaType === 'application/x-ndjson') {
+      // Each line is one value of the schema (the bulk download).
+      const lines = response.body.split('\n');
+      if (lines.pop() !== '') problems.push(`${what}: NDJSON that does not end with a line end`);
+      for (const [index, line] of lines.entries()) {
+        const errors = schemaErrors(schemaPointer, parseJson(line));
+        if (errors)
+          problems.push(`${what}: line ${index + 1} does not match the document: ${errors}`);
+      }
+    } else {
+      const body = mediaType === 'application/json' ? parseJson(response.body) : response.body;
+      const errors = schemaErrors(schemaPointer, body);
       if (errors) problems.push(`${what}: body does not match the document: ${errors}`);
     }
   } else if (!content && method !== 'HEAD' && response.body !== '') {

@@ -10,6 +10,9 @@ import { POSTGRES_BIN, postgresAvailable } from './services/postgres.js';
 
 /** Debian's Chromium, which the browser tests (test/web) drive. */
 export const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Python and its python3-pandas: the client of the interop tests (test/interop). */
+export const PYTHON = '/usr/bin/python3';
+const PANDAS_PACKAGE = '/usr/lib/python3/dist-packages/pandas';
 
 /** What the projects beyond `sqlite` need, as found on this machine. */
 export interface Services {
@@ -21,9 +24,18 @@ export interface Services {
   chromium: boolean;
   /** wrk on PATH: the load generator of npm run bench, whose scripts test/bench runs. */
   wrk: boolean;
+  /** Debian's python3-pandas, which reads the bulk download in test/interop. */
+  pandas: boolean;
 }
 
-export type ProjectName = 'sqlite' | 'postgres' | 'redis' | 'production' | 'web' | 'bench';
+export type ProjectName =
+  | 'sqlite'
+  | 'postgres'
+  | 'redis'
+  | 'production'
+  | 'web'
+  | 'bench'
+  | 'interop';
 
 export interface ProjectPlan {
   name: ProjectName;
@@ -44,6 +56,7 @@ export function detectServices(): Services {
     nginx: nginxAvailable(),
     chromium: existsSync(CHROMIUM),
     wrk: onPath('wrk'),
+    pandas: existsSync(PYTHON) && existsSync(PANDAS_PACKAGE),
   };
 }
 
@@ -53,6 +66,7 @@ const LACKING = {
   nginx: `nginx (${NGINX_BIN})`,
   chromium: `Chromium (${CHROMIUM})`,
   wrk: 'wrk (on PATH)',
+  pandas: `pandas (Debian's python3-pandas, ${PANDAS_PACKAGE})`,
 } as const satisfies Record<keyof Services, string>;
 
 /**
@@ -67,6 +81,8 @@ export const PROJECT_NEEDS: Readonly<Record<ProjectName, readonly (keyof Service
   production: ['postgres', 'redis', 'nginx'],
   web: ['chromium'],
   bench: ['wrk'],
+  // Clients nobody here wrote, reading the API as their users do.
+  interop: ['pandas'],
 };
 
 /** Each project and what it lacks of what it needs (PROJECT_NEEDS). */

@@ -69,6 +69,8 @@ export interface TestServerOptions {
   webhookSchedule?: WebhookSchedule;
   /** Shorter HTTP server timeouts, for a test to see them act in a second, not 10. */
   timeouts?: Partial<ServerTimeouts>;
+  /** How many audit log entries the server keeps while the database refuses them. */
+  auditBufferLimit?: number;
 }
 
 /**
@@ -131,6 +133,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     deliverWebhooks: options.webhooks !== undefined,
     ...(options.webhookSchedule && { webhookSchedule: options.webhookSchedule }),
     ...(options.timeouts && { timeouts: options.timeouts }),
+    ...(options.auditBufferLimit !== undefined && { auditBufferLimit: options.auditBufferLimit }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

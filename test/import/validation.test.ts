@@ -176,7 +176,7 @@ describe('import validation', () => {
         d.meritCycles[0].employees[0].columns.department.value = 42;
       },
       [
-        'meritCycles[0].employees[0].columns.department.value: a text column value must be a string',
+        'meritCycles[0].employees[0].columns.department.value: a text column value must be a string or null',
       ],
     ],
     [
@@ -185,7 +185,7 @@ describe('import validation', () => {
         d.meritCycles[0].employees[0].columns['job level'] = { name: 'L', type: 'text', value: 3 };
       },
       [
-        'meritCycles[0].employees[0].columns["job level"].value: a text column value must be a string',
+        'meritCycles[0].employees[0].columns["job level"].value: a text column value must be a string or null',
       ],
     ],
     [
@@ -194,7 +194,7 @@ describe('import validation', () => {
         d.meritCycles[0].employees[0].columns.employee.value = 'Ada Lovelace';
       },
       [
-        'meritCycles[0].employees[0].columns.employee.value: a composite column value must be an object whose parts are strings',
+        'meritCycles[0].employees[0].columns.employee.value: a composite column value must be an object of named parts (strings, decimals, dates or currency objects), or null',
       ],
     ],
     [

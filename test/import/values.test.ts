@@ -11,9 +11,9 @@ const ODD = 'mc_50000000-0000-4000-8000-000000000001';
 /** Open column types with every kind of JSON value. */
 const OPEN_COLUMNS = {
   nothing: { name: 'Nothing', type: 'note', value: null },
-  zero: { name: 'Zero', type: 'number', value: 0 },
-  negative: { name: 'Negative', type: 'number', value: -12.375 },
-  big: { name: 'Big', type: 'number', value: 1e21 },
+  zero: { name: 'Zero', type: 'amount', value: 0 },
+  negative: { name: 'Negative', type: 'amount', value: -12.375 },
+  big: { name: 'Big', type: 'amount', value: 1e21 },
   yes: { name: 'Yes', type: 'flag', value: true },
   list: { name: 'List', type: 'list', value: [1, 'two', null, false, [3], { four: 4 }] },
   nested: {

@@ -117,6 +117,26 @@ describe('loadConfig', () => {
     expect(errorOf({ CHANGE_RETENTION_DAYS: value })).toBe(message);
   });
 
+  it('reads AUDIT_RETENTION_DAYS, 365 by default, and refuses what is not 1 to 3650 days', () => {
+    expect(loadConfig({}).auditRetentionDays).toBe(365);
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '90' }).auditRetentionDays).toBe(90);
+    expect(errorOf({ AUDIT_RETENTION_DAYS: '0' })).toBe(
+      'AUDIT_RETENTION_DAYS must be from 1 to 3650 (got "0")',
+    );
+    expect(errorOf({ AUDIT_RETENTION_DAYS: '1y' })).toBe(
+      'AUDIT_RETENTION_DAYS must be a whole number from 1 to 3650 (got "1y")',
+    );
+  });
+
+  it('keeps the audit log on unless BENCH_AUDIT_LOG=off (the benchmark), and refuses other values', () => {
+    expect(loadConfig({}).auditLogOffForBenchmark).toBe(false);
+    expect(loadConfig({ BENCH_AUDIT_LOG: 'on' }).auditLogOffForBenchmark).toBe(false);
+    expect(loadConfig({ BENCH_AUDIT_LOG: 'off' }).auditLogOffForBenchmark).toBe(true);
+    expect(errorOf({ BENCH_AUDIT_LOG: 'no' })).toBe(
+      'BENCH_AUDIT_LOG must be on or off (off only for npm run bench) (got "no")',
+    );
+  });
+
   it('refuses a blank HOST with a one-line message naming it', () => {
     expect(errorOf({ HOST: '   ' })).toBe('HOST must not be empty (got "   ")');
   });

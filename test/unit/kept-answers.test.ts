@@ -20,6 +20,7 @@ const answer = (bytes: number, fill = 'x'): KeptAnswer => ({
   contentType: 'application/json; charset=utf-8',
   revision: 1,
   encoded: {},
+  employees: 0,
 });
 /** A key of the organisation that may read all of it. */
 const reader = (organizationId: string) => ({ organizationId, fingerprint: organizationId });

@@ -11,6 +11,7 @@ const everything: Services = {
   nginx: true,
   chromium: true,
   wrk: true,
+  pandas: true,
 };
 const nothing: Services = {
   postgres: false,
@@ -18,12 +19,14 @@ const nothing: Services = {
   nginx: false,
   chromium: false,
   wrk: false,
+  pandas: false,
 };
 const POSTGRES = `PostgreSQL (${POSTGRES_BIN}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL)`;
 const NGINX = `nginx (${NGINX_BIN})`;
+const PANDAS = "pandas (Debian's python3-pandas, /usr/lib/python3/dist-packages/pandas)";
 
 describe('the test projects a machine runs', () => {
-  it('are all six when PostgreSQL, Redis, nginx, Chromium and wrk are there', () => {
+  it('are all seven when PostgreSQL, Redis, nginx, Chromium, wrk and pandas are there', () => {
     expect(planProjects(everything)).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [] },
@@ -31,6 +34,7 @@ describe('the test projects a machine runs', () => {
       { name: 'production', missing: [] },
       { name: 'web', missing: [] },
       { name: 'bench', missing: [] },
+      { name: 'interop', missing: [] },
     ]);
   });
 
@@ -45,6 +49,7 @@ describe('the test projects a machine runs', () => {
       },
       { name: 'web', missing: ['Chromium (/usr/bin/chromium)'] },
       { name: 'bench', missing: ['wrk (on PATH)'] },
+      { name: 'interop', missing: [PANDAS] },
     ]);
   });
 
@@ -56,6 +61,7 @@ describe('the test projects a machine runs', () => {
       { name: 'production', missing: ['redis-server (on PATH)'] },
       { name: 'web', missing: [] },
       { name: 'bench', missing: [] },
+      { name: 'interop', missing: [] },
     ]);
   });
 });
@@ -63,18 +69,19 @@ describe('the test projects a machine runs', () => {
 describe('the lines that close a run', () => {
   it('list the projects run and nothing else when none was skipped, and pass under CI', () => {
     const plans = planProjects(everything);
-    const all = ['sqlite', 'postgres', 'redis', 'production', 'web', 'bench'];
+    const all = ['sqlite', 'postgres', 'redis', 'production', 'web', 'bench', 'interop'];
     expect(projectsSummary(plans, all, true)).toEqual({
-      lines: ['Test projects run: sqlite, postgres, redis, production, web, bench'],
+      lines: ['Test projects run: sqlite, postgres, redis, production, web, bench, interop'],
       failed: false,
     });
   });
 
   it('name each skipped project and what it lacks; outside CI the run still passes', () => {
     const plans = planProjects({ ...everything, nginx: false, chromium: false });
-    expect(projectsSummary(plans, ['sqlite', 'postgres', 'redis', 'bench'], false)).toEqual({
+    const ran = ['sqlite', 'postgres', 'redis', 'bench', 'interop'];
+    expect(projectsSummary(plans, ran, false)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres, redis, bench',
+        'Test projects run: sqlite, postgres, redis, bench, interop',
         `Test project skipped: production, for lack of ${NGINX}`,
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
       ],
@@ -84,10 +91,10 @@ describe('the lines that close a run', () => {
 
   it('fail the run under CI when a project was skipped, saying which', () => {
     const plans = planProjects({ ...everything, chromium: false });
-    const ran = ['sqlite', 'postgres', 'redis', 'production', 'bench'];
+    const ran = ['sqlite', 'postgres', 'redis', 'production', 'bench', 'interop'];
     expect(projectsSummary(plans, ran, true)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres, redis, production, bench',
+        'Test projects run: sqlite, postgres, redis, production, bench, interop',
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
         'CI=true: every test project must run, and web did not: install what it lacks (.ci/run installs it all).',
       ],
@@ -100,7 +107,7 @@ describe('the lines that close a run', () => {
     expect(projectsSummary(plans, ['sqlite'], true)).toEqual({
       lines: [
         'Test projects run: sqlite',
-        'Test projects not run (no test of theirs selected): postgres, redis, production, web, bench',
+        'Test projects not run (no test of theirs selected): postgres, redis, production, web, bench, interop',
       ],
       failed: false,
     });

@@ -136,7 +136,7 @@ describe('least-privilege keys in the browser', () => {
       .getByRole('row', { name: /Dashboard/ })
       .locator('td')
       .allTextContents();
-    expect(cells[0]).toBe('Edge Names Hides department, quoting');
+    expect(cells[0]).toBe('Edge Names Hides department, quoting From any address');
     expect(cells[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC from 127\.0\.0\.1$/);
     expect(cells[2]).toMatch(/^Active Expires \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     await screenshots('04-list');

@@ -7,6 +7,8 @@ type Schemas = components['schemas'];
 export type MeritCycle = Schemas['MeritCycle'];
 export type MeritCycleEmployee = Schemas['MeritCycleEmployee'];
 export type ExchangeRates = Schemas['ExchangeRates'];
+export type MeritCycleColumn = Schemas['MeritCycleColumn'];
+export type MeritCycleColumns = Schemas['MeritCycleColumns'];
 export type Pong = Schemas['Pong'];
 export type MeritCycleStatus = MeritCycle['status'];
 /** In a delta: an item removed since the deltaToken. */
@@ -171,6 +173,65 @@ export class Delta<T> implements AsyncIterable<T | Removed> {
   }
 }
 
+export type BulkFormat = 'ndjson' | 'csv';
+
+export interface BulkOptions {
+  /** `ndjson` (default): one employee a line; `csv`: the export's layout. */
+  format?: BulkFormat;
+  /** CSV: false leaves out the UTF-8 byte order mark (default true). */
+  bom?: boolean;
+  signal?: AbortSignal;
+}
+
+type OpenBulk = (options: BulkOptions) => Promise<Response>;
+
+/**
+ * Every employee of a merit cycle in one response, from one snapshot of it
+ * (docs/bulk-download.md). Iterate it (`for await (const employee of download)`, NDJSON
+ * only) for the employees as objects, or take `stream()`, the bytes as they arrive (a
+ * web ReadableStream: `Readable.fromWeb` makes a Node stream of it). One download per key
+ * at a time: a second one meanwhile waits and retries (429 with Retry-After).
+ */
+export class BulkDownload<T> implements AsyncIterable<T> {
+  /** The ETag of the snapshot, once the download has started. */
+  etag: string | undefined;
+
+  constructor(
+    private readonly openBulk: OpenBulk,
+    private readonly options: BulkOptions,
+  ) {}
+
+  /** Starts the download: its body, read or cancel it (cancelling ends the download). */
+  async stream(): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.openBulk(this.options);
+    this.etag = response.headers.get('etag') ?? undefined;
+    return response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+  }
+
+  /** The employees as objects, one per NDJSON line; leaving the loop ends the download. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    if ((this.options.format ?? 'ndjson') !== 'ndjson') {
+      throw new TypeError('only an NDJSON bulk download iterates as objects; use stream() for CSV');
+    }
+    const reader = (await this.stream()).getReader();
+    const decoder = new TextDecoder();
+    let rest = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const lines = (rest + decoder.decode(value, { stream: true })).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) yield JSON.parse(line) as T;
+      }
+      rest += decoder.decode();
+      if (rest !== '') yield JSON.parse(rest) as T;
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+}
+
 const MERIT_CYCLES = '/v1/compensationPlanning/meritCycles';
 const segment = (id: string) => encodeURIComponent(id);
 
@@ -233,6 +294,19 @@ export class CompplanClient {
           options,
         )
       ).body,
+
+    /**
+     * The merit cycle's column schema: each column key with its name and type (and a
+     * composite's parts), ordered by key; without the columns this key hides.
+     */
+    columns: async (id: string, options: RequestOptions = {}): Promise<MeritCycleColumns> =>
+      (
+        await this.transport.get<MeritCycleColumns>(
+          `${MERIT_CYCLES}/${segment(id)}/columns`,
+          {},
+          options,
+        )
+      ).body,
   };
 
   readonly employees = {
@@ -247,6 +321,22 @@ export class CompplanClient {
               { signal },
             )
           ).body,
+        options,
+      ),
+
+    /**
+     * Every employee of a merit cycle in one response (NDJSON objects or CSV bytes): the
+     * fastest way to read a whole cycle. Nothing is sent until it is iterated or
+     * `stream()` is called. NotFoundError for a cycle this key cannot see.
+     */
+    bulk: (meritCycleId: string, options: BulkOptions = {}): BulkDownload<MeritCycleEmployee> =>
+      new BulkDownload<MeritCycleEmployee>(
+        ({ format, bom, signal }) =>
+          this.transport.open(
+            `${MERIT_CYCLES}/${segment(meritCycleId)}/employees/bulk`,
+            { format, bom: bom === undefined ? undefined : String(bom) },
+            { signal },
+          ),
         options,
       ),
 

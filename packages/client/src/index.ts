@@ -1,5 +1,8 @@
 // @compplan/client: a typed client for the compplan Compensation Planning External API.
 export {
+  BulkDownload,
+  type BulkFormat,
+  type BulkOptions,
   type ClientOptions,
   CompplanClient,
   createClient,
@@ -11,6 +14,8 @@ export {
   List,
   type ListOptions,
   type MeritCycle,
+  type MeritCycleColumn,
+  type MeritCycleColumns,
   type MeritCycleEmployee,
   type MeritCycleFilters,
   type MeritCycleStatus,

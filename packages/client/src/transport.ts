@@ -232,11 +232,7 @@ export class Transport {
     query: Query = {},
     options: RequestOptions = {},
   ): Promise<ApiResponse<T>> {
-    const search = new URLSearchParams();
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined) search.set(name, String(value));
-    }
-    const target = `${path}${search.toString() ? `?${search}` : ''}`;
+    const target = withQuery(path, query);
     const what = `GET ${path}`;
     for (let attempt = 0; ; attempt++) {
       const answered = await this.gate.acquire(options.signal);
@@ -247,6 +243,56 @@ export class Transport {
       // the same thing.
       this.gate.pause(Math.max(outcome.retryAfterMs ?? 0, this.jitter(attempt)));
     }
+  }
+
+  /**
+   * One GET whose body the caller reads as a stream (a bulk download): paced and retried
+   * as `get` is until its response begins, which is all the timeout covers. The response
+   * is returned once it is 200 or 304; its body is the caller's to read or cancel.
+   */
+  async open(path: string, query: Query = {}, options: RequestOptions = {}): Promise<Response> {
+    const target = withQuery(path, query);
+    const what = `GET ${path}`;
+    for (let attempt = 0; ; attempt++) {
+      const answered = await this.gate.acquire(options.signal);
+      const outcome = await this.attemptOpen(target, what, options, answered).finally(answered);
+      if (!(outcome instanceof Failure)) return outcome;
+      if (!outcome.retryable || attempt >= this.maxRetries) throw outcome.error;
+      this.gate.pause(Math.max(outcome.retryAfterMs ?? 0, this.jitter(attempt)));
+    }
+  }
+
+  private async attemptOpen(
+    target: string,
+    what: string,
+    options: RequestOptions,
+    answered: () => void,
+  ): Promise<Response | Failure> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    // Not AbortSignal.timeout: that would also cut the body off, however long it rightly takes.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, timeout.signal])
+      : timeout.signal;
+    let response: Response;
+    try {
+      response = await this.fetch(`${this.baseUrl}${target}`, {
+        method: 'GET',
+        headers: { 'x-api-key': this.options.apiKey },
+        signal,
+      });
+      answered();
+    } catch (cause) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      return this.unanswered(what, timeout.signal.aborted, timeoutMs, cause);
+    } finally {
+      clearTimeout(timer);
+    }
+    this.observe(response.headers);
+    if (response.ok || response.status === 304) return response;
+    const text = await response.text().catch(() => '');
+    return this.refused(response, text, what);
   }
 
   /** Full jitter (a uniform wait up to the exponential bound): retries do not bunch up. */
@@ -276,27 +322,7 @@ export class Transport {
     } catch (cause) {
       // The caller's own cancellation is not an error of ours: it ends with its reason.
       if (options.signal?.aborted) throw options.signal.reason;
-      if (timeout.aborted) {
-        // Retryable: a GET is safe to repeat, and a slow moment may pass.
-        return new Failure(
-          new TimeoutError({
-            message: `${what}: no response within ${options.timeoutMs ?? this.timeoutMs} ms`,
-            request: what,
-            cause,
-          }),
-          true,
-        );
-      }
-      // Retryable: the request never got an answer (refused, reset, DNS), and a GET is
-      // safe to send again.
-      return new Failure(
-        new ConnectionError({
-          message: `${what}: could not reach ${this.baseUrl}: ${(cause as Error)?.message ?? String(cause)}`,
-          request: what,
-          cause,
-        }),
-        true,
-      );
+      return this.unanswered(what, timeout.aborted, options.timeoutMs ?? this.timeoutMs, cause);
     }
     this.observe(response.headers);
     let body: unknown;
@@ -320,6 +346,41 @@ export class Transport {
       }
       return { body: body as T, status: response.status, headers: response.headers };
     }
+    return this.refused(response, text, what);
+  }
+
+  /** A request that got no answer: retryable, a GET being safe to send again. */
+  private unanswered(what: string, timedOut: boolean, timeoutMs: number, cause: unknown): Failure {
+    if (timedOut) {
+      // A slow moment may pass.
+      return new Failure(
+        new TimeoutError({
+          message: `${what}: no response within ${timeoutMs} ms`,
+          request: what,
+          cause,
+        }),
+        true,
+      );
+    }
+    // Refused, reset, DNS: the request never got an answer.
+    return new Failure(
+      new ConnectionError({
+        message: `${what}: could not reach ${this.baseUrl}: ${(cause as Error)?.message ?? String(cause)}`,
+        request: what,
+        cause,
+      }),
+      true,
+    );
+  }
+
+  /** An answer that is an error: the error, and whether the same request may succeed later. */
+  private refused(response: Response, text: string, what: string): Failure {
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = text;
+    }
     const error = errorFromResponse(response.status, body, response.headers, what);
     // 429: the quota refreshes (Retry-After says when), so the same request will succeed.
     // 503: the database is unreachable or this instance is shutting down; both pass, and
@@ -337,6 +398,14 @@ export class Transport {
     const policy = parsePolicy(headers.get('ratelimit-policy'));
     if (policy) this.gate.learn(policy.quota, policy.windowMs);
   }
+}
+
+function withQuery(path: string, query: Query): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined) search.set(name, String(value));
+  }
+  return `${path}${search.toString() ? `?${search}` : ''}`;
 }
 
 class Failure {

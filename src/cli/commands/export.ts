@@ -46,6 +46,7 @@ interface ExportCommandOptions {
   resume?: boolean;
   force?: boolean;
   bom: boolean;
+  bulk: boolean;
   progress?: boolean;
   delta?: string;
 }
@@ -78,8 +79,11 @@ function progressLine(kind: ExportKind, stream: NodeJS.WriteStream) {
     const rate = seconds > 0 ? (progress.pages / seconds).toFixed(1) : '0.0';
     const icon = progress.done ? '✔' : frames[frame++ % frames.length];
     const clock = `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
+    const how = progress.oneDownload
+      ? 'in one download'
+      : `${progress.pages} pages, ${rate} pages/s`;
     stream.write(
-      `\r\u001b[K${icon} ${kind}: ${progress.rows.toLocaleString('en')} rows, ${progress.pages} pages, ${rate} pages/s, ${clock}${progress.done ? '\n' : ''}`,
+      `\r\u001b[K${icon} ${kind}: ${progress.rows.toLocaleString('en')} rows, ${how}, ${clock}${progress.done ? '\n' : ''}`,
     );
   };
 }
@@ -135,11 +139,19 @@ export function registerExport(program: Command): void {
     .option('--gte <date>', 'merit-cycles: starting on or after this date')
     .option('--lt <date>', 'merit-cycles: starting before this date')
     .option('--lte <date>', 'merit-cycles: starting on or before this date')
-    .option('--page-size <n>', 'items per request, 1–100', String(DEFAULT_PAGE_SIZE))
+    .option(
+      '--page-size <n>',
+      'items per request, 1–100 (when paging: see --no-bulk)',
+      String(DEFAULT_PAGE_SIZE),
+    )
     .option('--max <n>', 'stop after this many rows')
     .option('--resume', 'continue an interrupted export to --output where it stopped')
     .option('--force', 'overwrite --output, even an unfinished export')
     .option('--no-bom', 'CSV: no UTF-8 byte order mark (spreadsheets need it to read UTF-8)')
+    .option(
+      '--no-bulk',
+      'employees: page through the list instead of the one bulk download (used by default when the server offers it, without --max or --delta)',
+    )
     .option(
       '--delta <state-file>',
       'merit-cycles, employees: only the changes since the deltaToken in this file (everything when it does not exist yet), removals as rows with removed=true; the file gets the new token once all is written',
@@ -231,6 +243,7 @@ export function registerExport(program: Command): void {
               ...(deltaToken ? { deltaToken } : {}),
               resume: options.resume === true,
               force: options.force === true,
+              bulk: options.bulk,
               signal,
               onProgress: (progress) => {
                 latest = progress;

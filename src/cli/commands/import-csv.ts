@@ -1,5 +1,7 @@
 // `compplan import FILE.csv --org SLUG --cycle ID`: a merit cycle's employees from CSV,
 // loaded as the JSON import loads a data set (same validation, one transaction).
+
+import { readColumnSchema } from '../../columns/repository.js';
 import type { DatabaseHandle } from '../../db/connect.js';
 import { toIso } from '../../db/values.js';
 import { csvProblems, employeesFromCsv } from '../../import/csv.js';
@@ -16,7 +18,6 @@ export async function importEmployeesCsv(
   text: string,
   options: { org: string; cycle: string; prune: boolean; changeRetentionDays: number },
 ): Promise<ImportSummary> {
-  const { employees, source } = employeesFromCsv(text);
   const organization = await findOrganizationBySlug(database.db, options.org);
   if (!organization) throw new CliError(`no organisation "${options.org}"`);
   const cycle = await findMeritCycleRow(
@@ -26,6 +27,9 @@ export async function importEmployeesCsv(
   );
   if (!cycle)
     throw new CliError(`no merit cycle ${options.cycle} in organisation "${options.org}"`);
+  // Cells are read by the cycle's column schema: the type and name of each known column.
+  const columns = await readColumnSchema(database.db, cycle.id);
+  const { employees, source } = employeesFromCsv(text, { columns, currency: cycle.currency });
   // The organisation and the cycle as stored: only the employees come from the file.
   const dataSet: DataSetInput = {
     organization: { slug: organization.slug, name: organization.name },

@@ -13,6 +13,7 @@ interface CreateOptions {
   hideColumns?: string;
   expiresIn?: string;
   expiresAt?: string;
+  allowIps?: string;
   baseUrl?: string;
   json?: boolean;
 }
@@ -32,6 +33,7 @@ function listed(key: ApiKey, now: number) {
     revokedAt: key.revokedAt,
     cycles: key.cycles,
     hiddenColumns: key.hiddenColumns,
+    allowedAddresses: key.allowedAddresses,
     expiresAt: key.expiresAt,
     expired,
     expiringSoon:
@@ -71,10 +73,14 @@ export function registerKeys(program: Command): void {
     )
     .option('--expires-in <duration>', 'expire after this long, e.g. 90d, 12h')
     .option('--expires-at <date>', 'expire at this date (YYYY-MM-DD, UTC) or ISO 8601 time')
+    .option(
+      '--allow-ips <cidrs>',
+      'usable only from these IPv4/IPv6 addresses or CIDR ranges, e.g. 203.0.113.0/24,2001:db8::/32; default: any',
+    )
     .option('--base-url <url>', baseUrlHelp('the server of the curl line printed'))
     .option(
       '--json',
-      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","expiresAt"} (docs/api-keys.md)',
+      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","expiresAt","allowedAddresses"} (docs/api-keys.md)',
     )
     .action(async (options: CreateOptions) => {
       // Checked before the key is made: a bad address is a usage error.
@@ -91,6 +97,8 @@ export function registerKeys(program: Command): void {
               : parseList(options.hideColumns, '--hide-columns'),
           expiresIn: options.expiresIn,
           expiresAt: options.expiresAt,
+          allowedAddresses:
+            options.allowIps === undefined ? undefined : parseList(options.allowIps, '--allow-ips'),
         }),
       );
       const { id, key, org, name } = created;
@@ -101,6 +109,9 @@ export function registerKeys(program: Command): void {
           ? [`Employees it reads have no ${created.hiddenColumns.join(', ')} columns.`]
           : []),
         ...(created.expiresAt ? [`It expires at ${created.expiresAt}.`] : []),
+        ...(created.allowedAddresses
+          ? [`It may be used only from ${created.allowedAddresses.join(', ')}.`]
+          : []),
       ];
       console.log(
         [
@@ -129,7 +140,7 @@ export function registerKeys(program: Command): void {
     )
     .option(
       '--json',
-      'print {"id","key","org","name","cycles","hiddenColumns","expiresAt","previousSecretExpiresAt"} (docs/api-keys.md)',
+      'print {"id","key","org","name","cycles","hiddenColumns","expiresAt","allowedAddresses","previousSecretExpiresAt"} (docs/api-keys.md)',
     )
     .action(async (id: string, options: { grace: string; json?: boolean }) => {
       const { rollApiKeyById } = await service();
@@ -173,6 +184,7 @@ export function registerKeys(program: Command): void {
             'PREFIX',
             'CYCLES',
             'HIDDEN COLUMNS',
+            'ALLOWED IPS',
             'EXPIRES',
             'CREATED',
             'LAST USED',
@@ -184,6 +196,7 @@ export function registerKeys(program: Command): void {
             `${k.prefix}…`,
             k.cycles?.join(',') ?? 'all',
             k.hiddenColumns.length > 0 ? k.hiddenColumns.join(',') : 'none',
+            k.allowedAddresses?.join(',') ?? 'any',
             k.expiresAt ?? 'never',
             k.createdAt,
             k.lastUsedAt ? `${k.lastUsedAt} from ${k.lastUsedAddress ?? 'unknown'}` : 'never',

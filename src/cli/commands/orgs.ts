@@ -46,13 +46,13 @@ export function registerOrgs(program: Command): void {
         .makeOptionMandatory(),
     )
     .action(async (slug: string, options: { apiKeys: 'enabled' | 'disabled' }) => {
-      const { findOrganizationBySlug, setApiKeysEnabled } = await import(
-        '../../modules/organizations/repository.js'
-      );
+      const { findOrganizationBySlug } = await import('../../modules/organizations/repository.js');
+      const { changeApiKeysSetting } = await import('../../modules/organizations/service.js');
+      const { CLI_ACTOR } = await import('../../audit/entry.js');
       await withDatabase(configFromEnvironment(), async ({ db }) => {
         const organization = await findOrganizationBySlug(db, slug);
         if (!organization) throw new CliError(`No organisation with slug "${slug}"`);
-        await setApiKeysEnabled(db, organization.id, options.apiKeys === 'enabled');
+        await changeApiKeysSetting(db, organization.id, options.apiKeys === 'enabled', CLI_ACTOR);
       });
       console.log(`API key generation is now ${options.apiKeys} for ${slug}.`);
     });

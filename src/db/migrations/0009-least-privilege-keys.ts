@@ -15,7 +15,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../connect.js';
 import { WATCHED, watchKeyColumns } from './0007-api-keys-revision.js';
 
-const ADDED_WATCHED =
+export const ADDED_WATCHED =
   'cycle_scope, hidden_columns, expires_at, previous_secret_hash, previous_secret_expires_at';
 
 export function leastPrivilegeKeys(dialect: Dialect) {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { allowedRanges, type Range } from '../../address-ranges.js';
 import type { Db, Dialect } from '../../db/connect.js';
 import type { ApiKeyRow } from '../../db/types.js';
 import { toIso, toIsoOrNull } from '../../db/values.js';
@@ -20,6 +21,8 @@ export interface ApiKey {
   /** Column keys absent from every employee it reads. */
   hiddenColumns: string[];
   expiresAt: string | null;
+  /** The address ranges (CIDR) it may be used from; null: any address. */
+  allowedAddresses: string[] | null;
   /** Until when the secret before the last roll still works; null: none does. */
   previousSecretExpiresAt: string | null;
 }
@@ -37,6 +40,7 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     cycles: fromStoredList(row.cycle_scope),
     hiddenColumns: fromStoredList(row.hidden_columns) ?? [],
     expiresAt: toIsoOrNull(row.expires_at),
+    allowedAddresses: fromStoredList(row.allowed_addresses),
     previousSecretExpiresAt:
       row.previous_secret_hash === null ? null : toIsoOrNull(row.previous_secret_expires_at),
   };
@@ -52,6 +56,7 @@ export interface NewApiKey {
   cycles: readonly string[] | null;
   hiddenColumns: readonly string[];
   expiresAt: string | null;
+  allowedAddresses: readonly string[] | null;
 }
 
 export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
@@ -67,6 +72,7 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
       cycle_scope: toStoredList(key.cycles),
       hidden_columns: key.hiddenColumns.length === 0 ? null : toStoredList(key.hiddenColumns),
       expires_at: key.expiresAt,
+      allowed_addresses: toStoredList(key.allowedAddresses),
     })
     .execute();
 }
@@ -87,14 +93,15 @@ export async function findApiKey(db: Db, id: string): Promise<ApiKey | undefined
   return row && toApiKey(row);
 }
 
-/** Marks a key revoked; revoking twice keeps the first time. */
-export async function revokeApiKey(db: Db, id: string, at: string): Promise<void> {
-  await db
+/** Marks a key revoked; revoking twice keeps the first time. Whether it was revoked now. */
+export async function revokeApiKey(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db
     .updateTable('api_keys')
     .set({ revoked_at: at })
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**
@@ -125,6 +132,8 @@ export interface ActiveKey extends ReadScope {
   id: string;
   /** When this secret stops working (ms since the epoch); null: never. */
   expiresAt: number | null;
+  /** allowedAddresses, parsed once when the key is looked up; null: any address. */
+  addressRanges: readonly Range[] | null;
 }
 
 const msOrNull = (value: Date | string | null) =>
@@ -152,6 +161,7 @@ export async function findActiveKeyByHash(
       'expires_at',
       'secret_hash',
       'previous_secret_expires_at',
+      'allowed_addresses',
     ])
     .where((eb) =>
       eb.or([eb('secret_hash', '=', secretHash), eb('previous_secret_hash', '=', secretHash)]),
@@ -168,13 +178,16 @@ export async function findActiveKeyByHash(
           msOrNull(row.previous_secret_expires_at) ?? Number.NEGATIVE_INFINITY,
           keyExpiresAt ?? Number.POSITIVE_INFINITY,
         );
+  const allowed = fromStoredList(row.allowed_addresses);
   return {
     id: row.id,
     expiresAt,
+    addressRanges: allowed === null ? null : allowedRanges(allowed),
     ...readScope(
       row.organization_id,
       fromStoredList(row.cycle_scope),
       fromStoredList(row.hidden_columns) ?? [],
+      allowed,
     ),
   };
 }

@@ -3,6 +3,7 @@
 // problem one line that names the option.
 import ms from 'ms';
 import { z } from 'zod';
+import { parseRange } from '../../address-ranges.js';
 import type { Db } from '../../db/connect.js';
 import { KeyManagementError } from './errors.js';
 
@@ -151,4 +152,28 @@ export function hiddenColumnsOf(columns: readonly string[] | undefined): string[
     );
   }
   return [...columns].sort();
+}
+
+/**
+ * The addresses a key may be used from: undefined (not given) is any address; otherwise at
+ * least one IPv4 or IPv6 address or CIDR range, each checked, in the order given.
+ */
+export function allowedAddressesOf(entries: readonly string[] | undefined): string[] | null {
+  if (entries === undefined) return null;
+  if (entries.length === 0) {
+    throw new KeyManagementError(
+      '--allow-ips needs at least one address or CIDR range (leave it out for any address)',
+    );
+  }
+  if (entries.length > MAX_LIST_ITEMS) {
+    throw new KeyManagementError(`--allow-ips takes at most ${MAX_LIST_ITEMS} ranges`);
+  }
+  const malformed = entries.find((entry) => parseRange(entry) === undefined);
+  if (malformed !== undefined) {
+    const shown = malformed.length > 60 ? `${malformed.slice(0, 57)}…` : malformed;
+    throw new KeyManagementError(
+      `--allow-ips: "${shown}" is not an IP address or CIDR range, such as 203.0.113.0/24, 198.51.100.7 or 2001:db8::/32`,
+    );
+  }
+  return [...entries];
 }

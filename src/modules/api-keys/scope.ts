@@ -1,8 +1,8 @@
 // What a key may read (docs/api-keys.md, "Least privilege"): its organisation, optionally
-// only some of its merit cycles, and every employee without the columns it hides.
-// Repositories take a ReadScope instead of an organisation id, so that no query can forget
-// the cycle scope, and what is kept per reader (cached answers, cursor signatures) is keyed
-// by its fingerprint.
+// only some of its merit cycles, and every employee without the columns it hides; and from
+// where (its address allowlist). Repositories take a ReadScope instead of an organisation
+// id, so that no query can forget the cycle scope, and what is kept per reader (cached
+// answers, cursor signatures) is keyed by its fingerprint.
 import { createHash } from 'node:crypto';
 
 export interface ReadScope {
@@ -11,10 +11,13 @@ export interface ReadScope {
   readonly cycleIds: readonly string[] | null;
   /** Column keys removed from every employee the key reads; sorted, often empty. */
   readonly hiddenColumns: readonly string[];
+  /** The address ranges (CIDR) the key may be used from; null: any address. */
+  readonly allowedAddresses: readonly string[] | null;
   /**
-   * Equal exactly for keys that may see the same: the organisation id for a key that reads
-   * everything of it (so such keys share cached answers and cursors, as before scopes
-   * existed), else the organisation id and a hash of the cycles and hidden columns.
+   * Equal exactly for keys that may see the same from the same addresses: the organisation
+   * id for a key that reads everything of it from anywhere (so such keys share cached
+   * answers and cursors, as before scopes existed), else the organisation id and a hash
+   * of the cycles, hidden columns and allowlist.
    */
   readonly fingerprint: string;
 }
@@ -24,17 +27,28 @@ export function readScope(
   organizationId: string,
   cycleIds: readonly string[] | null,
   hiddenColumns: readonly string[],
+  allowedAddresses: readonly string[] | null = null,
 ): ReadScope {
   const cycles = cycleIds === null ? null : [...new Set(cycleIds)].sort();
   const hidden = [...new Set(hiddenColumns)].sort();
+  const allowed = allowedAddresses === null ? null : [...new Set(allowedAddresses)].sort();
+  // A key without an allowlist hashes what it hashed before allowlists existed, so that
+  // its cursors stay valid.
+  const scoped = allowed === null ? [cycles, hidden] : [cycles, hidden, allowed];
   const fingerprint =
-    cycles === null && hidden.length === 0
+    cycles === null && hidden.length === 0 && allowed === null
       ? organizationId
       : `${organizationId}/${createHash('sha256')
-          .update(JSON.stringify([cycles, hidden]))
+          .update(JSON.stringify(scoped))
           .digest('base64url')
           .slice(0, 22)}`;
-  return { organizationId, cycleIds: cycles, hiddenColumns: hidden, fingerprint };
+  return {
+    organizationId,
+    cycleIds: cycles,
+    hiddenColumns: hidden,
+    allowedAddresses: allowed,
+    fingerprint,
+  };
 }
 
 /** The stored JSON text of a list (null stays null). */

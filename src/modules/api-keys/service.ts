@@ -1,5 +1,7 @@
 // Key management: what `compplan keys …` and the web application's Settings → Connections
 // do. The secret exists in memory only until it is returned once.
+import { type Actor, CLI_ACTOR } from '../../audit/entry.js';
+import { withRecordedAction } from '../../audit/repository.js';
 import type { Db } from '../../db/connect.js';
 import { newId } from '../../ids.js';
 import { findOrganizationById, findOrganizationBySlug } from '../organizations/repository.js';
@@ -12,7 +14,13 @@ import {
   revokeApiKey,
   rollApiKeySecret,
 } from './repository.js';
-import { cycleScopeOf, expiryOf, graceOf, hiddenColumnsOf } from './restrictions.js';
+import {
+  allowedAddressesOf,
+  cycleScopeOf,
+  expiryOf,
+  graceOf,
+  hiddenColumnsOf,
+} from './restrictions.js';
 import { displayPrefix, generateSecret, hashSecret } from './secret.js';
 
 export { KeyManagementError } from './errors.js';
@@ -31,6 +39,7 @@ export interface CreatedRestrictedKey extends CreatedApiKey {
   cycles: string[] | null;
   hiddenColumns: string[];
   expiresAt: string | null;
+  allowedAddresses: string[] | null;
 }
 
 export interface NewKeyInput {
@@ -44,6 +53,8 @@ export interface NewKeyInput {
   expiresIn?: string | undefined;
   /** A date (YYYY-MM-DD) or an ISO 8601 time. */
   expiresAt?: string | undefined;
+  /** IPv4/IPv6 addresses or CIDR ranges it may be used from; undefined: any address. */
+  allowedAddresses?: readonly string[] | undefined;
 }
 
 export const KEY_NAME_MAX_LENGTH = 200;
@@ -54,11 +65,12 @@ async function organizationOrFail(db: Db, slug: string) {
   return organization;
 }
 
-/** Checks everything first: a refused key writes nothing. */
+/** Checks everything first: a refused key writes nothing. Recorded in the audit log. */
 export async function createApiKey(
   db: Db,
   input: NewKeyInput,
   now: number = Date.now(),
+  actor: Actor = CLI_ACTOR,
 ): Promise<CreatedRestrictedKey> {
   const organization = await organizationOrFail(db, input.org);
   if (!organization.apiKeysEnabled) {
@@ -71,6 +83,7 @@ export async function createApiKey(
     throw new KeyManagementError(`A key name must have 1 to ${KEY_NAME_MAX_LENGTH} characters`);
   }
   const hiddenColumns = hiddenColumnsOf(input.hiddenColumns);
+  const allowedAddresses = allowedAddressesOf(input.allowedAddresses);
   const expiresAt = expiryOf(input, now)?.toISOString() ?? null;
   const cycles = await cycleScopeOf(db, organization, input.cycles);
   const secret = generateSecret();
@@ -84,8 +97,14 @@ export async function createApiKey(
     cycles,
     hiddenColumns,
     expiresAt,
+    allowedAddresses,
   };
-  await insertApiKey(db, key);
+  const entry = { organizationId: organization.id, actor, target: key.id, keyId: key.id };
+  await withRecordedAction(
+    db,
+    (trx) => insertApiKey(trx, key),
+    () => ({ ...entry, action: 'key.created', at: new Date(now) }),
+  );
   return {
     id: key.id,
     key: secret,
@@ -95,6 +114,7 @@ export async function createApiKey(
     cycles,
     hiddenColumns,
     expiresAt,
+    allowedAddresses,
   };
 }
 
@@ -108,20 +128,22 @@ export interface RolledApiKey {
   cycles: string[] | null;
   hiddenColumns: string[];
   expiresAt: string | null;
+  allowedAddresses: string[] | null;
   /** Until when the secret the key had keeps working. */
   previousSecretExpiresAt: string;
 }
 
 /**
- * Gives a key a new secret with the same id, name and scope; the secret it had keeps
- * working for the grace (`24h` when not given, at most 30 days), then gets 401. A secret
- * from an earlier roll that is still in its grace stops at once.
+ * Gives a key a new secret with the same id, name and scope (address allowlist included);
+ * the secret it had keeps working for the grace (`24h` when not given, at most 30 days),
+ * then gets 401. A secret from an earlier roll that is still in its grace stops at once.
  */
 export async function rollApiKeyById(
   db: Db,
   id: string,
   grace: string | undefined,
   now: number = Date.now(),
+  actor: Actor = CLI_ACTOR,
 ): Promise<RolledApiKey> {
   const graceMs = graceOf(grace);
   const key = await findApiKey(db, id);
@@ -138,11 +160,25 @@ export async function rollApiKeyById(
   if (!organization) throw new KeyManagementError(`No API key with id "${id}"`);
   const secret = generateSecret();
   const previousSecretExpiresAt = new Date(now + graceMs).toISOString();
-  const rolled = await rollApiKeySecret(db, id, {
-    prefix: displayPrefix(secret),
-    secretHash: hashSecret(secret),
-    previousExpiresAt: previousSecretExpiresAt,
-  });
+  const entry = { organizationId: key.organizationId, actor, target: id, keyId: id };
+  const rolled = await withRecordedAction(
+    db,
+    (trx) =>
+      rollApiKeySecret(trx, id, {
+        prefix: displayPrefix(secret),
+        secretHash: hashSecret(secret),
+        previousExpiresAt: previousSecretExpiresAt,
+      }),
+    (done) =>
+      done
+        ? {
+            ...entry,
+            action: 'key.rolled',
+            details: { previousSecretExpiresAt },
+            at: new Date(now),
+          }
+        : undefined,
+  );
   // Revoked between the reading and the writing.
   if (!rolled) throw new KeyManagementError(`API key ${id} is revoked: create a new key instead`);
   return {
@@ -153,6 +189,7 @@ export async function rollApiKeyById(
     cycles: key.cycles,
     hiddenColumns: key.hiddenColumns,
     expiresAt: key.expiresAt,
+    allowedAddresses: key.allowedAddresses,
     previousSecretExpiresAt,
   };
 }
@@ -162,9 +199,19 @@ export async function listOrganizationApiKeys(db: Db, org: string): Promise<ApiK
   return listApiKeys(db, organization.id);
 }
 
-export async function revokeApiKeyById(db: Db, id: string): Promise<ApiKey> {
+export async function revokeApiKeyById(
+  db: Db,
+  id: string,
+  actor: Actor = CLI_ACTOR,
+): Promise<ApiKey> {
   const key = await findApiKey(db, id);
   if (!key) throw new KeyManagementError(`No API key with id "${id}"`);
-  await revokeApiKey(db, id, new Date().toISOString());
+  // Revoking twice keeps the first time, and records the first time only.
+  const entry = { organizationId: key.organizationId, actor, target: id, keyId: id };
+  await withRecordedAction(
+    db,
+    (trx) => revokeApiKey(trx, id, new Date().toISOString()),
+    (revoked) => (revoked ? { ...entry, action: 'key.revoked' } : undefined),
+  );
   return (await findApiKey(db, id)) ?? key;
 }

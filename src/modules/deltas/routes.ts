@@ -25,6 +25,7 @@ export interface DeltaRoutesOptions {
 const responses = {
   400: errorResponses[400],
   401: errorResponses[401],
+  403: errorResponses[403],
   410: errorResponses[410],
   422: errorResponses[422],
   429: errorResponses[429],
@@ -102,6 +103,7 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
       if (!read) throw notFound('Merit cycle');
       checkAnswerable(walk, read.state);
       const page = deltaPage({ codec: app.cursors, scope, walk, ...read, now: options.now() });
+      request.employeesServed = page.changes.filter((change) => change.item !== undefined).length;
       // Each employee's stored JSON as it is, as the list sends it: bytes joined, no
       // serialization.
       const json = pageOfJsonBytes(

@@ -28,9 +28,13 @@ export function withoutColumns(
 
 /** One employee's JSON text without any of the `hidden` column keys. */
 export function withoutColumnsOf(text: string, hidden: readonly string[]): string {
-  const employee = JSON.parse(text) as Employee;
+  return JSON.stringify(removeColumns(JSON.parse(text) as Employee, hidden));
+}
+
+/** Takes the `hidden` column keys out of an employee; returns it. */
+export function removeColumns(employee: Employee, hidden: readonly string[]): Employee {
   for (const key of hidden) {
     if (Object.hasOwn(employee.columns, key)) delete employee.columns[key];
   }
-  return JSON.stringify(employee);
+  return employee;
 }

@@ -15,34 +15,45 @@ export interface EmployeePageBytes {
   bodies: Buffer;
   /** The sort key of the page's last employee when another page follows, else undefined. */
   after: EmployeeAfter | undefined;
+  /** How many employees the page holds (the audit log records it). */
+  count: number;
 }
 
 // Joins the page's texts in the database. A JSON text never holds a raw control
 // character (JSON escapes them), so U+001E between texts marks exactly where each ends:
 // the page's last and the one after it are found without parsing the rest.
-const SEPARATOR = 0x1e;
+export const TEXT_SEPARATOR = 0x1e;
 const COMMA = 0x2c;
 
+/** Stored employee texts in list order, as the database joins them. */
+export interface EmployeeTexts {
+  /** The employees' stored JSON texts separated by TEXT_SEPARATOR, UTF-8; ours to edit. */
+  texts: Buffer;
+  /** How many texts `texts` holds. */
+  count: number;
+}
+
 /**
- * One page of employees as UTF-8 bytes, in one statement: whether the scope may read the
- * cycle (undefined when not: another organisation's, outside a key's cycle scope, or
- * none), and the stored texts of one employee more than the
- * page holds, joined by the database (the extra one only says that another page
- * follows). SQLite hands the joined text over as a BLOB, so the page goes from the
- * database to the socket without becoming a JavaScript string.
+ * Up to `limit` employees of a cycle after `after` (from the start without one), in list
+ * order, in one statement: whether the scope may read the cycle (undefined when not:
+ * another organisation's, outside a key's cycle scope, or none) and the stored texts,
+ * joined by the database. SQLite hands the joined text over as a BLOB, so the texts go
+ * from the database to the socket without becoming a JavaScript string. Hidden columns
+ * are still in them.
  */
-export async function readEmployeePage(
+export async function readEmployeeTexts(
   db: Db,
   dialect: Dialect,
   scope: ReadScope,
   meritCycleId: string,
-  page: PageRequest<EmployeeFilters, EmployeeAfter>,
-): Promise<EmployeePageBytes | undefined> {
+  after: EmployeeAfter | undefined,
+  limit: number,
+): Promise<EmployeeTexts | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
   const { organizationId } = scope;
   // A row-value comparison is one range scan of the (…, last_name, first_name, id) index.
-  const after = page.after
-    ? sql` and (last_name, first_name, id) > (${page.after[0]}, ${page.after[1]}, ${page.after[2]})`
+  const from = after
+    ? sql` and (last_name, first_name, id) > (${after[0]}, ${after[1]}, ${after[2]})`
     : sql``;
   // SQLite aggregates the rows of an ordered subquery in its order (the subquery runs as a
   // co-routine feeding the aggregate); an ORDER BY inside the aggregate would sort the
@@ -62,27 +73,65 @@ export async function readEmployeePage(
       ) as found, count(*) as count, ${joined} as bodies
     from (
       select body, last_name, first_name, id from merit_cycle_employees
-      where organization_id = ${organizationId} and merit_cycle_id = ${meritCycleId}${after}
-      order by last_name, first_name, id limit ${page.limit + 1}
+      where organization_id = ${organizationId} and merit_cycle_id = ${meritCycleId}${from}
+      order by last_name, first_name, id limit ${limit}
     ) as page`.execute(db);
   const row = rows[0];
   if (!row?.found) return undefined;
   const joinedBodies = row.bodies ?? Buffer.alloc(0);
   // PostgreSQL's text arrives as a string; this copy is ours to edit either way.
-  const bytes = typeof joinedBodies === 'string' ? Buffer.from(joinedBodies) : joinedBodies;
+  const texts = typeof joinedBodies === 'string' ? Buffer.from(joinedBodies) : joinedBodies;
+  return { texts, count: Number(row.count) };
+}
+
+/** The list position of the last of `texts` (an employee's stored text begins after the last separator). */
+export function afterLastText(texts: Buffer): EmployeeAfter {
+  const last = JSON.parse(
+    texts.toString('utf8', texts.lastIndexOf(TEXT_SEPARATOR) + 1),
+  ) as Employee;
+  return [last.lastName, last.firstName, last.id];
+}
+
+/**
+ * One page of employees as UTF-8 bytes: the texts of one employee more than the page
+ * holds (the extra one only says that another page follows), joined by commas without
+ * the scope's hidden columns.
+ */
+export async function readEmployeePage(
+  db: Db,
+  dialect: Dialect,
+  scope: ReadScope,
+  meritCycleId: string,
+  page: PageRequest<EmployeeFilters, EmployeeAfter>,
+): Promise<EmployeePageBytes | undefined> {
+  const found = await readEmployeeTexts(
+    db,
+    dialect,
+    scope,
+    meritCycleId,
+    page.after,
+    page.limit + 1,
+  );
+  if (!found) return undefined;
   const joinedPage = (texts: Buffer) =>
     scope.hiddenColumns.length === 0
       ? commaSeparated(texts)
-      : withoutColumns(texts, SEPARATOR, scope.hiddenColumns);
-  if (Number(row.count) <= page.limit) return { bodies: joinedPage(bytes), after: undefined };
-  const pageEnd = bytes.lastIndexOf(SEPARATOR);
-  const bodies = bytes.subarray(0, pageEnd);
-  const last = JSON.parse(bodies.toString('utf8', bodies.lastIndexOf(SEPARATOR) + 1)) as Employee;
-  return { bodies: joinedPage(bodies), after: [last.lastName, last.firstName, last.id] };
+      : withoutColumns(texts, TEXT_SEPARATOR, scope.hiddenColumns);
+  if (found.count <= page.limit) {
+    return { bodies: joinedPage(found.texts), after: undefined, count: found.count };
+  }
+  const bodies = found.texts.subarray(0, found.texts.lastIndexOf(TEXT_SEPARATOR));
+  // Before the texts are joined by commas in place.
+  const after = afterLastText(bodies);
+  return { bodies: joinedPage(bodies), after, count: page.limit };
 }
 
 function commaSeparated(bytes: Buffer): Buffer {
-  for (let at = bytes.indexOf(SEPARATOR); at !== -1; at = bytes.indexOf(SEPARATOR, at + 1)) {
+  for (
+    let at = bytes.indexOf(TEXT_SEPARATOR);
+    at !== -1;
+    at = bytes.indexOf(TEXT_SEPARATOR, at + 1)
+  ) {
     bytes[at] = COMMA;
   }
   return bytes;

@@ -31,6 +31,7 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
         200: EmployeePage,
         400: errorResponses[400],
         401: errorResponses[401],
+        403: errorResponses[403],
         404: errorResponses[404],
         422: errorResponses[422],
         429: errorResponses[429],
@@ -63,6 +64,7 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       const found = await readEmployeePage(app.db, app.dialect, reader, meritCycleId, page);
       if (!found) throw notFound('Merit cycle');
       const nextCursor = found.after ? app.cursors.encode(list, page.filters, found.after) : null;
+      request.employeesServed = found.count;
       // The rows hold each employee's JSON text already: the page is their concatenation,
       // sent as bytes with a JSON content type, without serialization.
       const json = pageOfJsonBytes([found.bodies], { nextCursor });

@@ -1,20 +1,49 @@
 import { z } from 'zod';
+import { COLUMN_TYPES } from '../../columns/types.js';
 import { limitParam, nextCursorParam, pageOf } from '../../http/schemas.js';
 import { MeritCycleId } from '../merit-cycles/schema.js';
 
 export const ELIGIBILITY_STATUSES = ['eligible', 'ineligible'] as const;
 export const EligibilityStatus = z.enum(ELIGIBILITY_STATUSES);
 
-export const Column = z
-  .object({
+// A column as the employee carries it: one of the six types, whose values are checked by
+// the import (src/columns/types.ts), or any other type with any JSON value. Described as
+// oneOf (z.xor) so that a reader of the document knows each type's value.
+const decimal = z.string().regex(/^-?\d+(?:\.\d+)?$/);
+const currencyAmount = z
+  .record(z.string().regex(/^[A-Z]{3}$/), decimal)
+  .meta({ minProperties: 1, maxProperties: 1 })
+  .describe(
+    'One key, the merit cycle\'s currency code, whose value is a decimal string: `{ "USD": "120000.00" }`.',
+  );
+const typedColumn = (type: string, value: z.ZodType, description: string) =>
+  z.object({
     name: z.string().describe('Display name of the column.'),
-    type: z.string().describe('`text`, `composite`, or another type with any JSON value.'),
-    value: z
-      .unknown()
-      .describe(
-        'For `text` a string; for `composite` an object of named text parts (fullName, jobLevel, jobTitle, …).',
-      ),
-  })
+    type: z.literal(type),
+    value: value.nullable().describe(`${description} null when empty.`),
+  });
+
+export const Column = z
+  .xor([
+    typedColumn('text', z.string(), 'A string.'),
+    typedColumn('number', decimal, 'A decimal written as a string, e.g. `"0.97"`.'),
+    typedColumn('date', z.iso.date(), 'A calendar date, YYYY-MM-DD.'),
+    typedColumn('boolean', z.boolean(), '`true` or `false`.'),
+    typedColumn('currency', currencyAmount, "An amount in the merit cycle's currency."),
+    typedColumn(
+      'composite',
+      z.record(z.string(), z.union([z.string(), currencyAmount])),
+      'Named parts (e.g. fullName, jobLevel, jobTitle), each a string (text, a decimal or a date) or a currency object.',
+    ),
+    z.object({
+      name: z.string().describe('Display name of the column.'),
+      type: z
+        .string()
+        .meta({ not: { enum: [...COLUMN_TYPES] } })
+        .describe('Any other type: its value is any JSON value, served as loaded.'),
+      value: z.unknown(),
+    }),
+  ])
   .meta({ id: 'Column' });
 
 export const Employee = z

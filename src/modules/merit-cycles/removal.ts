@@ -3,6 +3,8 @@
 // the merit cycles delta reports (src/changes/) and a `meritCycle.removed` webhook event
 // (src/webhooks/outbox.ts). Its employee delta answers 404 from then
 // on: the cycle's removal stands for every one of its employees.
+import { type Actor, CLI_ACTOR } from '../../audit/entry.js';
+import { recordAction } from '../../audit/repository.js';
 import { OrganizationChange } from '../../changes/change.js';
 import { rememberRemovedCycle } from '../../changes/removals.js';
 import { inOrganizationTransaction } from '../../changes/transaction.js';
@@ -50,7 +52,7 @@ export async function describeCycle(
 export async function removeMeritCycle(
   database: DatabaseHandle,
   meritCycleId: string,
-  options: { changeRetentionDays: number; now?: Date },
+  options: { changeRetentionDays: number; now?: Date; actor?: Actor },
 ): Promise<RemovedCycle> {
   const at = (options.now ?? new Date()).toISOString();
   return inOrganizationTransaction(database, async (trx, lock) => {
@@ -70,6 +72,14 @@ export async function removeMeritCycle(
     await change.finish(trx, options.changeRetentionDays);
     // Webhook subscribers hear of it after the commit, never of a removal rolled back.
     await recordMeritCycleRemoved(trx, organizationId, meritCycleId, at);
+    await recordAction(trx, {
+      organizationId,
+      action: 'cycle.removed',
+      actor: options.actor ?? CLI_ACTOR,
+      target: meritCycleId,
+      details: { name: removed.name, employees: removed.employees },
+      at: new Date(at),
+    });
     return removed;
   });
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { findColumnSchema } from '../../columns/repository.js';
 import { notFound } from '../../errors.js';
 import { errorResponses, NoQuery, READ_METHODS } from '../../http/schemas.js';
 import { resolvePageRequest, toPage } from '../../pagination/page.js';
@@ -17,6 +18,7 @@ import {
   ListMeritCyclesQuery,
   MeritCycle,
   MeritCycleAfter,
+  MeritCycleColumns,
   MeritCycleFilters,
   MeritCyclePage,
   MeritCycleParams,
@@ -40,6 +42,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
         200: MeritCyclePage,
         400: errorResponses[400],
         401: errorResponses[401],
+        403: errorResponses[403],
         422: errorResponses[422],
         429: errorResponses[429],
       },
@@ -80,6 +83,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: MeritCycle,
         401: errorResponses[401],
+        403: errorResponses[403],
         404: errorResponses[404],
         422: errorResponses[422],
         429: errorResponses[429],
@@ -105,6 +109,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: ExchangeRates,
         401: errorResponses[401],
+        403: errorResponses[403],
         404: errorResponses[404],
         422: errorResponses[422],
         429: errorResponses[429],
@@ -113,6 +118,33 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => {
       const row = await findOwnMeritCycle(request.params.id, readScopeOf(request));
       return toExchangeRates(row);
+    },
+  });
+
+  app.route({
+    method: READ_METHODS,
+    config: { cacheAnswers: true },
+    url: `${MERIT_CYCLES_PATH}/:id/columns`,
+    schema: {
+      operationId: 'getMeritCycleColumns',
+      summary: 'Get the column schema of a merit cycle',
+      description:
+        "Every column key the merit cycle's employees carry, with its one display name and type, ordered by key; for a composite column the parts seen. Kept up to date by each import. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404).",
+      tags: ['Merit cycles'],
+      params: MeritCycleParams,
+      querystring: NoQuery,
+      response: {
+        200: MeritCycleColumns,
+        401: errorResponses[401],
+        404: errorResponses[404],
+        422: errorResponses[422],
+        429: errorResponses[429],
+      },
+    },
+    handler: async (request) => {
+      const columns = await findColumnSchema(app.db, readScopeOf(request), request.params.id);
+      if (!columns) throw notFound('Merit cycle');
+      return { data: columns, nextCursor: null };
     },
   });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PART_TYPES } from '../../columns/types.js';
 import { limitParam, nextCursorParam, pageOf } from '../../http/schemas.js';
 
 export const MERIT_CYCLE_STATUSES = ['active', 'inactive', 'finalized'] as const;
@@ -34,6 +35,38 @@ export const ExchangeRates = z
   .meta({ id: 'ExchangeRates' });
 
 export const MeritCycleParams = z.object({ id: MeritCycleId });
+
+export const MeritCycleColumn = z
+  .object({
+    key: z.string().describe("The column key, as in each employee's `columns`."),
+    name: z.string().describe('Display name of the column.'),
+    type: z
+      .string()
+      .describe(
+        '`text`, `number`, `date`, `boolean`, `currency` or `composite`; any other type carries any JSON value.',
+      ),
+    parts: z
+      .array(
+        z.object({
+          key: z.string(),
+          type: z
+            .enum(PART_TYPES)
+            .describe(
+              '`currency` for a currency object; for strings `number` (every value a decimal), `date` (every value a date) or `text`.',
+            ),
+        }),
+      )
+      .nullable()
+      .describe("A composite column's parts seen in the cycle, by key; null for other types."),
+  })
+  .meta({ id: 'MeritCycleColumn' });
+
+export const MeritCycleColumns = z
+  .object({
+    data: z.array(MeritCycleColumn).describe('Ordered by key (code point).'),
+    nextCursor: z.null().describe('Always null: the columns of a merit cycle are one page.'),
+  })
+  .meta({ id: 'MeritCycleColumns' });
 
 const calendarDate = z.iso.date().describe('A calendar date, YYYY-MM-DD, compared in UTC.');
 

@@ -18,6 +18,7 @@ export const pingRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: Pong,
         401: errorResponses[401],
+        403: errorResponses[403],
         422: errorResponses[422],
         429: errorResponses[429],
       },

@@ -1,4 +1,6 @@
 // The web application's users: what `compplan users create` and the sign-in pages do.
+import { type Actor, CLI_ACTOR } from '../../audit/entry.js';
+import { withRecordedAction } from '../../audit/repository.js';
 import type { Db } from '../../db/connect.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../../email.js';
 import { ManagementError } from '../../errors.js';
@@ -43,6 +45,7 @@ const Email = emailAddress({
 export async function createUser(
   db: Db,
   input: { org: string; email: string; role: Role },
+  actor: Actor = CLI_ACTOR,
 ): Promise<CreatedUser> {
   const organization = await findOrganizationBySlug(db, input.org);
   if (!organization) throw new UserManagementError(`No organisation with slug "${input.org}"`);
@@ -64,7 +67,17 @@ export async function createUser(
     passwordHash: await hashPassword(oneTimePassword),
     createdAt: new Date().toISOString(),
   };
-  await insertUser(db, user);
+  await withRecordedAction(
+    db,
+    (trx) => insertUser(trx, user),
+    () => ({
+      organizationId: organization.id,
+      action: 'user.created',
+      actor,
+      target: user.id,
+      details: { email, role: user.role },
+    }),
+  );
   return {
     id: user.id,
     org: organization.slug,
@@ -75,12 +88,24 @@ export async function createUser(
   };
 }
 
-/** The user these credentials belong to, or null. Takes as long for an unknown email. */
-export async function authenticate(db: Db, email: string, password: string): Promise<User | null> {
-  if (password.length > PASSWORD_MAX_LENGTH) return null;
+/**
+ * The user these credentials belong to (`user`), or null; `attempted`: the user of the
+ * email when the password was wrong (whose organisation's audit log records the failed
+ * sign-in). Takes as long for an unknown email.
+ */
+export async function authenticate(
+  db: Db,
+  email: string,
+  password: string,
+): Promise<{ user: User | null; attempted?: User }> {
   const credentials = await findCredentials(db, email);
-  if (!credentials) return verifyDecoy(password).then(() => null);
-  return (await verifyPassword(password, credentials.passwordHash)) ? credentials.user : null;
+  const refused = { user: null, ...(credentials && { attempted: credentials.user }) };
+  // Never hashed: a password longer than any allowed one cannot be right.
+  if (password.length > PASSWORD_MAX_LENGTH) return refused;
+  if (!credentials) return verifyDecoy(password).then(() => refused);
+  return (await verifyPassword(password, credentials.passwordHash))
+    ? { user: credentials.user }
+    : refused;
 }
 
 /** Why a new password is refused, in words for the person choosing it; null when it is fine. */

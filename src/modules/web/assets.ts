@@ -2,6 +2,7 @@
 // the system font stack). Kept in the code so that `dist/` needs nothing copied beside it.
 import { createHash } from 'node:crypto';
 
+import { AUDIT_STYLES } from './audit-views.js';
 import { RESTRICTION_STYLES } from './key-restrictions.js';
 import { WEBHOOK_STYLES } from './webhook-views.js';
 
@@ -291,7 +292,12 @@ function asset(name: string, extension: string, type: string, body: string): Ass
 }
 
 export const ASSETS = {
-  css: asset('app', 'css', 'text/css; charset=utf-8', CSS + RESTRICTION_STYLES + WEBHOOK_STYLES),
+  css: asset(
+    'app',
+    'css',
+    'text/css; charset=utf-8',
+    CSS + RESTRICTION_STYLES + WEBHOOK_STYLES + AUDIT_STYLES,
+  ),
   js: asset('app', 'js', 'text/javascript; charset=utf-8', JS),
   icon: asset('icon', 'svg', 'image/svg+xml', ICON_SVG),
 } as const;

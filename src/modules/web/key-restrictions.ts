@@ -81,8 +81,10 @@ export function restrictionsOf(request: FastifyRequest): Omit<NewKeyInput, 'org'
   const hidden = formField(request, 'hideColumns').trim();
   const expiresIn = formField(request, 'expiresIn');
   const expiresAt = formField(request, 'expiresAt').trim();
+  const allowIps = formField(request, 'allowIps').trim();
   return {
     cycles: scope === 'some' ? cycles : undefined,
+    allowedAddresses: allowIps === '' ? undefined : parseList(allowIps, '--allow-ips'),
     hiddenColumns: hidden === '' ? undefined : parseList(hidden, '--hide-columns'),
     expiresIn: expiresIn === '' ? undefined : expiresIn,
     expiresAt: expiresAt === '' ? undefined : expiresAt,
@@ -95,6 +97,7 @@ const FIELD_LABELS: [RegExp, string][] = [
   [/--expires-in/g, 'Expires'],
   [/--expires-at/g, 'Expiry date'],
   [/--grace/g, 'Grace period'],
+  [/--allow-ips/g, 'Allowed addresses'],
   [/ \(leave it out for every cycle\)/g, ' (or choose every merit cycle)'],
 ];
 
@@ -130,13 +133,19 @@ export function restrictionFields(choices: KeyChoices): SafeHtml {
   <select id="expires-in" name="expiresIn">${options}</select>
   <label for="expires-at" class="sub-label">or on a date (UTC)</label>
   <input id="expires-at" name="expiresAt" type="date">
+</div>
+<div class="field">
+  <label for="allow-ips">Allowed addresses</label>
+  <input id="allow-ips" name="allowIps" type="text" placeholder="e.g. 203.0.113.0/24, 2001:db8::/32" aria-describedby="allow-ips-hint">
+  <p class="hint" id="allow-ips-hint">IPv4 or IPv6 addresses or CIDR ranges, separated by commas: requests with the key from any other address are refused. Empty: any address.</p>
 </div>`;
 }
 
 /**
- * The list's cells for what a key may read (its merit cycles, and the hidden columns under
- * them) and for its status (with its expiry under it): two columns where there were five,
- * so that the table fits a desktop window (docs/web-app.md, "Connections").
+ * The list's cells for what a key may read (its merit cycles, with the hidden columns and
+ * the addresses it may be used from under them) and for its status (with its expiry under
+ * it): two columns where there were six, so that the table fits a desktop window
+ * (docs/web-app.md, "Connections").
  */
 export function restrictionCells(
   key: ApiKey,
@@ -161,6 +170,12 @@ export function restrictionCells(
     key.expiresAt === null
       ? html`Never expires`
       : html`${expired ? 'Expired' : 'Expires'} ${shortTime(key.expiresAt)}${soon ? html` <span class="badge badge-soon">Expires soon</span>` : ''}`;
+  const allowed =
+    key.allowedAddresses === null
+      ? html`From any address`
+      : html`Only from ${key.allowedAddresses.map(
+          (range, index) => html`${index > 0 ? ', ' : ''}<code>${range}</code>`,
+        )}`;
   // A revoked key's expiry no longer matters: when it was revoked does.
   const status =
     key.revokedAt !== null
@@ -168,7 +183,7 @@ export function restrictionCells(
       : html`<span class="badge ${expired ? 'badge-revoked' : 'badge-active'}">${expired ? 'Expired' : 'Active'}</span> <span class="sub">${expiry}</span>`;
   // data-label: the column's name, which a narrow screen shows beside each cell.
   return {
-    reads: html`<td data-label="Reads"><div>${scope} <span class="sub">${hidden}</span></div></td>`,
+    reads: html`<td data-label="Reads"><div>${scope} <span class="sub">${hidden}</span> <span class="sub">${allowed}</span></div></td>`,
     status: html`<td data-label="Status"><div>${status}</div></td>`,
   };
 }
@@ -192,7 +207,7 @@ export function rollForm(key: ApiKey, csrf: SafeHtml): SafeHtml {
   );
   return html`<section class="panel" aria-labelledby="roll-title">
   <h2 id="roll-title">Roll “${key.name}”</h2>
-  <p>A new secret for this key: the same name, merit cycles, hidden columns and expiry. The new secret is shown once. Applications using the old secret keep working for the grace period, then get 401.</p>
+  <p>A new secret for this key: the same name, merit cycles, hidden columns, expiry and allowed addresses. The new secret is shown once. Applications using the old secret keep working for the grace period, then get 401.</p>
   <form method="post" action="/app/settings/connections/keys/${key.id}/roll">
     ${csrf}
     <div class="field">

@@ -11,6 +11,8 @@ import type {
   FastifyRequest,
   RouteShorthandOptions,
 } from 'fastify';
+import type { Actor } from '../../audit/entry.js';
+import { recordAction, withRecordedAction } from '../../audit/repository.js';
 import type { WebhookConfig } from '../../config.js';
 import { findApiKey } from '../api-keys/repository.js';
 import {
@@ -20,11 +22,8 @@ import {
   revokeApiKeyById,
   rollApiKeyById,
 } from '../api-keys/service.js';
-import {
-  findOrganizationById,
-  type Organization,
-  setApiKeysEnabled,
-} from '../organizations/repository.js';
+import { findOrganizationById, type Organization } from '../organizations/repository.js';
+import { changeApiKeysSetting } from '../organizations/service.js';
 import { claimFormId, FORM_ID_FIELD, FORM_ID_SHAPE } from '../sessions/forms.js';
 import { keepForOneView, takeOneView } from '../sessions/one-time-view.js';
 import {
@@ -37,9 +36,10 @@ import {
   startSession,
   tokensMatch,
 } from '../sessions/service.js';
-import { emailKey } from '../users/repository.js';
+import { emailKey, type User } from '../users/repository.js';
 import { authenticate, chooseNewPassword, passwordProblem } from '../users/service.js';
 import { ASSETS } from './assets.js';
+import { registerAuditPages } from './audit-pages.js';
 import {
   acceptForms,
   addSecurityHeaders,
@@ -218,6 +218,15 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     };
   };
 
+  /** A user as the audit log records them: who, and from which client address. */
+  const userActor = (user: User, request: FastifyRequest): Actor => ({
+    kind: 'user',
+    userId: user.id,
+    email: user.email,
+    address: request.ip,
+  });
+  const actorOf = (request: FastifyRequest) => userActor(view(request).user, request);
+
   const signedIn = { ...WEB, preHandler: requireSignedIn };
   const signedInPost = { ...WEB, preHandler: [requireSignedIn, requireCsrfToken] };
 
@@ -287,8 +296,18 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
         });
       }
     }
-    const user = email && password ? await authenticate(app.db, email, password) : null;
+    const { user, attempted } =
+      email && password ? await authenticate(app.db, email, password) : { user: null };
     if (!user) {
+      // In the audit log of the organisation whose user's email was given (an email of no
+      // user belongs to no organisation: the log line only).
+      if (attempted) {
+        await recordAction(app.db, {
+          organizationId: attempted.organizationId,
+          action: 'user.sign-in-failed',
+          actor: userActor(attempted, request),
+        });
+      }
       return renderSignIn(request, reply, 401, {
         email,
         error: 'The email or the password is not right.',
@@ -297,7 +316,15 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     // A new session id at every sign-in (no fixation); an older session of this browser ends.
     const previous = readCookie(request, SESSION_COOKIE);
     if (previous) await endSession(app.db, previous);
-    const session = await startSession(app.db, user);
+    const session = await withRecordedAction(
+      app.db,
+      (trx) => startSession(trx, user),
+      () => ({
+        organizationId: user.organizationId,
+        action: 'user.signed-in',
+        actor: userActor(user, request),
+      }),
+    );
     cookie(request, reply, SESSION_COOKIE, session.id);
     cookie(request, reply, SIGN_IN_COOKIE, '');
     request.log.info({ userId: user.id }, 'signed in');
@@ -375,11 +402,12 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     try {
       // The service refuses when the organisation does not allow generating keys: the
       // same rule for this page, a direct post and `compplan keys create`.
-      const created = await createApiKey(app.db, {
-        org: organization.slug,
-        name,
-        ...restrictionsOf(request),
-      });
+      const created = await createApiKey(
+        app.db,
+        { org: organization.slug, name, ...restrictionsOf(request) },
+        Date.now(),
+        actorOf(request),
+      );
       request.log.info({ keyId: created.id, userId: user.id }, 'API key generated');
       // POST/redirect/GET: reloading the page that shows the key cannot send the form
       // again. The secret waits, sealed, for that one page (sessions/one-time-view.ts).
@@ -416,7 +444,7 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
   app.post('/settings/connections/keys/:id/revoke', signedInPost, async (request, reply) => {
     const key = await keyOfOrganization(request);
     if (!key) return sendPage(reply, 404, notFoundPage());
-    await revokeApiKeyById(app.db, key.id);
+    await revokeApiKeyById(app.db, key.id, actorOf(request));
     request.log.info({ keyId: key.id, userId: view(request).user.id }, 'API key revoked');
     return redirect(reply, `${CONNECTIONS}?revoked=${encodeURIComponent(key.id)}`);
   });
@@ -432,7 +460,13 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     const key = await keyOfOrganization(request);
     if (!key) return sendPage(reply, 404, notFoundPage());
     try {
-      const rolled = await rollApiKeyById(app.db, key.id, formField(request, 'grace'));
+      const rolled = await rollApiKeyById(
+        app.db,
+        key.id,
+        formField(request, 'grace'),
+        Date.now(),
+        actorOf(request),
+      );
       request.log.info({ keyId: key.id, userId: view(request).user.id }, 'API key rolled');
       // POST/redirect/GET, as for a generated key: the new secret shown once, sealed.
       const shown: NewKeyView = {
@@ -457,7 +491,11 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     notFound: (reply) => sendPage(reply, 404, notFoundPage()),
     config: options.webhooks,
     resentFlag: RESENT,
+    actorOf,
   });
+
+  // --- Settings → Audit log ------------------------------------------------------------
+  registerAuditPages(app, { signedIn, view });
 
   // --- Settings → Roles & Permissions -------------------------------------------------
   app.get<{ Querystring: { saved?: string; [RESENT]?: string } }>(
@@ -487,7 +525,7 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     }
     const allow = formField(request, 'allowAdministratorsToGenerateApiKeys') === 'on';
     // The same setting `compplan orgs set SLUG --api-keys enabled|disabled` changes.
-    await setApiKeysEnabled(app.db, base.organization.id, allow);
+    await changeApiKeysSetting(app.db, base.organization.id, allow, actorOf(request));
     request.log.info({ userId: base.user.id, apiKeysEnabled: allow }, 'permission changed');
     return redirect(reply, `${ROLES}?saved`);
   });

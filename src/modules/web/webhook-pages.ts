@@ -3,6 +3,7 @@
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { Actor } from '../../audit/entry.js';
 import type { WebhookConfig } from '../../config.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import { findWebhookEndpoint, type WebhookEndpoint } from '../../webhooks/repository.js';
@@ -53,6 +54,8 @@ export interface WebhookPageContext {
   config: WebhookConfig;
   /** The query flag of a page reached because its form had been sent already. */
   resentFlag: string;
+  /** The signed-in user as the audit log records them. */
+  actorOf(request: FastifyRequest): Actor;
 }
 
 export function registerWebhookPages(app: FastifyInstance, context: WebhookPageContext): void {
@@ -97,12 +100,19 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
     const { organization, user } = view(request);
     const url = formField(request, 'url');
     try {
-      const added = await addWebhookEndpoint(app.db, {
-        org: organization.slug,
-        url,
-        events: EVENT_TYPES.filter((type) => formField(request, `${EVENT_FIELD}${type}`) === 'on'),
-        allowPrivateNetworks: context.config.allowPrivateNetworks,
-      });
+      const added = await addWebhookEndpoint(
+        app.db,
+        {
+          org: organization.slug,
+          url,
+          events: EVENT_TYPES.filter(
+            (type) => formField(request, `${EVENT_FIELD}${type}`) === 'on',
+          ),
+          allowPrivateNetworks: context.config.allowPrivateNetworks,
+        },
+        new Date(),
+        context.actorOf(request),
+      );
       request.log.info({ endpointId: added.id, userId: user.id }, 'webhook endpoint added');
       const shown: NewEndpointView = {
         kind: 'webhook-secret',
@@ -146,7 +156,7 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
     `${WEBHOOKS_PAGE.slice('/app'.length)}/:id/remove`,
     signedInPost,
     async (request, reply) => {
-      const endpoint = await removeWebhookEndpoint(...target(request));
+      const endpoint = await removeWebhookEndpoint(...target(request), context.actorOf(request));
       if (!endpoint) return context.notFound(reply);
       request.log.info(
         { endpointId: endpoint.id, userId: view(request).user.id },

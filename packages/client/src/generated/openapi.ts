@@ -124,6 +124,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/compensationPlanning/meritCycles/{id}/columns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the column schema of a merit cycle
+         * @description Every column key the merit cycle's employees carry, with its one display name and type, ordered by key; for a composite column the parts seen. Kept up to date by each import. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404).
+         */
+        get: operations["getMeritCycleColumns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/compensationPlanning/meritCycles/{meritCycleId}/employees": {
         parameters: {
             query?: never;
@@ -176,6 +196,26 @@ export interface paths {
          * @description Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again. A merit cycle removed since the token is not found (404): its removal is in the merit cycles delta, and stands for all of its employees. Column keys the key hides are absent, as in the list.
          */
         get: operations["meritCycleEmployeesDelta"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compensationPlanning/meritCycles/{meritCycleId}/employees/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download every employee of a merit cycle in one response
+         * @description The whole cycle as NDJSON or CSV, from one consistent snapshot: an import committing meanwhile is wholly in it or wholly absent. Streamed (chunked), gzip or br when accepted; no Content-Length. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). One request of the quota, and one download per key at a time: a second one meanwhile gets 429 with Retry-After. The ETag changes when the cycle's employees do: If-None-Match answers 304 without reading them.
+         */
+        get: operations["bulkMeritCycleEmployees"];
         put?: never;
         post?: never;
         delete?: never;
@@ -352,12 +392,82 @@ export interface components {
                 [key: string]: number;
             };
         };
+        MeritCycleColumn: {
+            /** @description The column key, as in each employee's `columns`. */
+            key: string;
+            /** @description Display name of the column. */
+            name: string;
+            /** @description `text`, `number`, `date`, `boolean`, `currency` or `composite`; any other type carries any JSON value. */
+            type: string;
+            /** @description A composite column's parts seen in the cycle, by key; null for other types. */
+            parts: {
+                key: string;
+                /**
+                 * @description `currency` for a currency object; for strings `number` (every value a decimal), `date` (every value a date) or `text`.
+                 * @enum {string}
+                 */
+                type: "text" | "number" | "date" | "currency";
+            }[] | null;
+        };
+        MeritCycleColumns: {
+            /** @description Ordered by key (code point). */
+            data: components["schemas"]["MeritCycleColumn"][];
+            /** @description Always null: the columns of a merit cycle are one page. */
+            nextCursor: null;
+        };
         Column: {
             /** @description Display name of the column. */
             name: string;
-            /** @description `text`, `composite`, or another type with any JSON value. */
+            /** @constant */
+            type: "text";
+            /** @description A string. null when empty. */
+            value: string | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "number";
+            /** @description A decimal written as a string, e.g. `"0.97"`. null when empty. */
+            value: string | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "date";
+            /** @description A calendar date, YYYY-MM-DD. null when empty. */
+            value: string | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "boolean";
+            /** @description `true` or `false`. null when empty. */
+            value: boolean | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "currency";
+            /** @description An amount in the merit cycle's currency. null when empty. */
+            value: {
+                [key: string]: string;
+            } | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @constant */
+            type: "composite";
+            /** @description Named parts (e.g. fullName, jobLevel, jobTitle), each a string (text, a decimal or a date) or a currency object. null when empty. */
+            value: {
+                [key: string]: string | {
+                    [key: string]: string;
+                };
+            } | null;
+        } | {
+            /** @description Display name of the column. */
+            name: string;
+            /** @description Any other type: its value is any JSON value, served as loaded. */
             type: string;
-            /** @description For `text` a string; for `composite` an object of named text parts (fullName, jobLevel, jobTitle, …). */
             value: unknown;
         };
         MeritCycleEmployee: {
@@ -854,6 +964,21 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description The API key may not be used from this client address (its address allowlist). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
@@ -1029,6 +1154,21 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description The API key may not be used from this client address (its address allowlist). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
@@ -1153,6 +1293,21 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description The API key may not be used from this client address (its address allowlist). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found, or not visible to this key. */
             404: {
                 headers: {
@@ -1299,6 +1454,21 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description The API key may not be used from this client address (its address allowlist). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found, or not visible to this key. */
             404: {
                 headers: {
@@ -1372,6 +1542,120 @@ export interface operations {
                      *       ]
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getMeritCycleColumns: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a body you hold: while it is still the body, the answer is 304 without one, and the request does not count against the quota. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description `mc_` followed by a lowercase UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeritCycleColumns"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not visible to this key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Invalid query parameters, listed in validationErrors. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1502,6 +1786,21 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description The API key may not be used from this client address (its address allowlist). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found, or not visible to this key. */
             404: {
                 headers: {
@@ -1689,6 +1988,21 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description The API key may not be used from this client address (its address allowlist). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             /** @description The deltaToken has expired: sync in full again, without it. */
@@ -1899,6 +2213,21 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description The API key may not be used from this client address (its address allowlist). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found, or not visible to this key. */
             404: {
                 headers: {
@@ -1995,6 +2324,126 @@ export interface operations {
                      *       ]
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    bulkMeritCycleEmployees: {
+        parameters: {
+            query?: {
+                /** @description `ndjson` (one employee a line, as the list serves it) or `csv` (the export layout). */
+                format?: "ndjson" | "csv";
+                /** @description CSV: `false` leaves out the UTF-8 byte order mark. */
+                bom?: "true" | "false";
+            };
+            header?: {
+                /** @description The ETag of a body you hold: while it is still the body, the answer is 304 without one, and the request does not count against the quota. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description `mc_` followed by a lowercase UUID. */
+                meritCycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NDJSON: one employee a line (the object the list serves), each line ended by \n. CSV: a header line, then one employee a row (RFC 4180, CRLF). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["MeritCycleEmployee"];
+                    "text/csv": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not visible to this key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Invalid query parameters, listed in validationErrors. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /**
+                     * @description The quota of the key (IETF draft-ietf-httpapi-ratelimit-headers-11): q requests per window of w seconds, over every endpoint together.
+                     * @example "default";q=10;w=1
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description What is left of the quota: r requests remain until the window refreshes in t seconds.
+                     * @example "default";r=9;t=1
+                     */
+                    RateLimit: string;
+                    /**
+                     * @description Requests per second the key may make.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current one-second window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
+                    /**
+                     * @description When the current window ends, in seconds since the Unix epoch.
+                     * @example 1741083331
+                     */
+                    "X-RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };

@@ -1,0 +1,152 @@
+// The audit log in the server (docs/security.md, "Audit log"): the pipeline's audit step
+// hands each answered request with a valid key to `app.audit.recordRequest`, which keeps
+// its entry for this instance's writer (writer.ts); the writer is flushed before the
+// database closes (SIGTERM), and `compplan serve` purges entries past AUDIT_RETENTION_DAYS.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge } from 'prom-client';
+import { DEFAULT_AUDIT_RETENTION_DAYS } from '../config.js';
+import { routeConfigOf } from '../http/route-config.js';
+import { purgeAuditEntries } from './repository.js';
+import { AuditWriter } from './writer.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    audit: AuditLog;
+  }
+  interface FastifyRequest {
+    /** Employees in this request's answer, set by the routes that serve them. */
+    employeesServed: number;
+  }
+}
+
+export interface AuditLog {
+  /** The audit step of the pipeline: an entry for a request that carried a valid key. */
+  recordRequest(request: FastifyRequest, reply: FastifyReply): void;
+  /** Writes the entries waiting now (the web page and tests read the log after it). */
+  flush(): Promise<void>;
+}
+
+export interface AuditOptions {
+  retentionDays?: number | undefined;
+  /** Purges old entries periodically (`compplan serve`; tests purge by hand). */
+  purge?: boolean;
+  /** Benchmark only: records no request entries (config.ts, BENCH_AUDIT_LOG). */
+  offForBenchmark?: boolean | undefined;
+  /** Test only: the bound of entries kept while the database refuses them. */
+  maxBuffered?: number | undefined;
+}
+
+const DAY_MS = 86_400_000;
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+// What is stored of a request's text fields: enough to read, bounded for a hostile client.
+const MAX_PATH = 2_048;
+const MAX_USER_AGENT = 512;
+const MAX_ID = 200;
+
+export default fp<AuditOptions>(
+  async (app, options) => {
+    const { registry } = app.metrics;
+    const written = new Counter({
+      name: 'compplan_audit_entries_written_total',
+      help: 'Request entries written to the audit log.',
+      registers: [registry],
+    });
+    const dropped = new Counter({
+      name: 'compplan_audit_entries_dropped_total',
+      help: 'Request entries of the audit log given up because the database refused them: buffer-full (more were waiting than the bound) or shutdown (still refused when the server stopped).',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    });
+    let loggedDrops = false;
+    const writer = new AuditWriter(
+      app.database,
+      {
+        written: (count) => written.inc(count),
+        dropped: (count, reason) => {
+          dropped.inc({ reason }, count);
+          // One line when dropping begins (and each at shutdown), not one per entry.
+          if (reason === 'shutdown' || !loggedDrops) {
+            app.log.error(
+              { dropped: count, reason },
+              'audit log entries dropped: the database refuses to write them (compplan_audit_entries_dropped_total counts them)',
+            );
+          }
+          if (reason === 'buffer-full') loggedDrops = true;
+        },
+        failing: (error) =>
+          app.log.warn(
+            { err: error },
+            'cannot write audit log entries: they are kept in memory and tried again every second',
+          ),
+        recovered: () => {
+          loggedDrops = false;
+          app.log.info('audit log entries are written again');
+        },
+      },
+      options.maxBuffered,
+    );
+    new Gauge({
+      name: 'compplan_audit_entries_buffered',
+      help: 'Request entries of the audit log waiting in memory to be written.',
+      registers: [registry],
+      collect() {
+        this.set(writer.buffered);
+      },
+    });
+    app.decorateRequest('employeesServed', 0);
+    const off = options.offForBenchmark === true;
+    app.decorate<AuditLog>('audit', {
+      recordRequest(request, reply) {
+        const key = request.apiKey;
+        if (!key || off) return;
+        const url = request.raw.url ?? '';
+        const query = url.indexOf('?');
+        // The API's path parameters all name a merit cycle: :meritCycleId, or :id of
+        // /meritCycles/:id.
+        const params = request.params as { meritCycleId?: unknown; id?: unknown } | undefined;
+        const cycle = params?.meritCycleId ?? params?.id;
+        const agent = request.headers['user-agent'];
+        const status = reply.statusCode;
+        writer.push({
+          at: Date.now(),
+          organizationId: key.organizationId,
+          keyId: key.id,
+          method: request.method,
+          route: request.is404 ? null : (routeConfigOf(request).url ?? null),
+          path: (query === -1 ? url : url.slice(0, query)).slice(0, MAX_PATH),
+          meritCycleId: typeof cycle === 'string' ? cycle.slice(0, MAX_ID) : null,
+          status,
+          employees: status === 200 ? request.employeesServed : 0,
+          clientAddress: request.ip,
+          userAgent: typeof agent === 'string' ? agent.slice(0, MAX_USER_AGENT) : null,
+          requestId: request.id,
+        });
+      },
+      flush: () => writer.flush(),
+    });
+    // onClose runs once the requests in flight have been answered, and (hooks of plugins
+    // registered later run first) before the database plugin's closes the database.
+    app.addHook('onClose', () => writer.close());
+
+    if (options.purge) {
+      const retentionMs = (options.retentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS) * DAY_MS;
+      const purge = async () => {
+        try {
+          const removed = await purgeAuditEntries(app.database, new Date(Date.now() - retentionMs));
+          if (removed > 0)
+            app.log.info({ removed }, 'purged audit log entries past their retention');
+        } catch (error) {
+          app.log.warn({ err: error }, 'could not purge old audit log entries; trying again later');
+        }
+      };
+      const timer = setInterval(() => void purge(), PURGE_EVERY_MS);
+      timer.unref();
+      app.addHook('onReady', () => {
+        void purge();
+      });
+      app.addHook('onClose', () => clearInterval(timer));
+    }
+  },
+  { name: 'audit', dependencies: ['database', 'metrics'] },
+);

@@ -1,0 +1,258 @@
+// The audit log's table (migration 0012): request entries in batches, management actions
+// in the transaction of the action, pages newest first, and the purge. Every read takes
+// the organisation id, so no page can show another organisation's entries.
+import { CompiledQuery, sql } from 'kysely';
+import type { DatabaseHandle, Db } from '../db/connect.js';
+import type { AuditEntriesTable } from '../db/types.js';
+import { toIso } from '../db/values.js';
+import type { ActionEntry, AuditAction, AuditEntry, RequestEntry } from './entry.js';
+
+// The columns of a request entry, in the order of insertRequestEntries' values.
+const REQUEST_COLUMNS = [
+  'at',
+  'organization_id',
+  'action',
+  'key_id',
+  'method',
+  'route',
+  'path',
+  'merit_cycle_id',
+  'status',
+  'employees',
+  'client_address',
+  'user_agent',
+  'request_id',
+] as const;
+/** Entries a statement: 13 values each, far below either database's bound parameters. */
+export const ENTRIES_PER_STATEMENT = 1_000;
+
+/**
+ * The text of an insert of `rows` request entries. Built as text rather than through
+ * Kysely's builder: a thousand rows of thirteen values is an expression tree of 13,000
+ * nodes to build and compile every second, and the text of a full batch is the same every
+ * time (so both databases keep it prepared).
+ */
+function insertText(dialect: DatabaseHandle['dialect'], rows: number): string {
+  const width = REQUEST_COLUMNS.length;
+  const values: string[] = [];
+  for (let row = 0; row < rows; row++) {
+    const marks: string[] = [];
+    for (let column = 0; column < width; column++) {
+      marks.push(dialect === 'postgres' ? `$${row * width + column + 1}` : '?');
+    }
+    values.push(`(${marks.join(',')})`);
+  }
+  return `insert into audit_entries (${REQUEST_COLUMNS.join(',')}) values ${values.join(',')}`;
+}
+
+const fullBatchText = { sqlite: insertText('sqlite', ENTRIES_PER_STATEMENT), postgres: '' };
+fullBatchText.postgres = insertText('postgres', ENTRIES_PER_STATEMENT);
+
+function parametersOf(entries: readonly RequestEntry[]): unknown[] {
+  const parameters: unknown[] = [];
+  for (const entry of entries) {
+    parameters.push(
+      new Date(entry.at).toISOString(),
+      entry.organizationId,
+      'api.request',
+      entry.keyId,
+      entry.method,
+      entry.route,
+      entry.path,
+      entry.meritCycleId,
+      entry.status,
+      entry.employees,
+      entry.clientAddress,
+      entry.userAgent,
+      entry.requestId,
+    );
+  }
+  return parameters;
+}
+
+/**
+ * Runs `write` in a transaction that, on SQLite, does not wait for another process's write
+ * lock (an import's): it fails at once, and the caller tries again later, where waiting
+ * would stop every request of this process (better-sqlite3 waits on the event loop's
+ * thread, up to the busy timeout). `wait`: waits as any writer does (at shutdown, when no
+ * request is left to stop).
+ */
+async function writeWithoutWaiting(
+  { db, dialect }: DatabaseHandle,
+  write: (connection: Db) => Promise<void>,
+  wait = false,
+): Promise<void> {
+  if (dialect === 'postgres' || wait) {
+    await db.transaction().execute(write);
+    return;
+  }
+  await db.connection().execute(async (connection) => {
+    const { rows } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(connection);
+    const waited = rows[0]?.timeout ?? 0;
+    await sql.raw('pragma busy_timeout = 0').execute(connection);
+    try {
+      await sql`begin immediate`.execute(connection);
+      try {
+        await write(connection);
+        await sql`commit`.execute(connection);
+      } catch (error) {
+        await sql`rollback`.execute(connection);
+        throw error;
+      }
+    } finally {
+      await sql.raw(`pragma busy_timeout = ${waited}`).execute(connection);
+    }
+  });
+}
+
+/**
+ * Writes request entries, ENTRIES_PER_STATEMENT a statement, in one transaction; on SQLite
+ * without waiting for another writer unless `wait`.
+ */
+export async function insertRequestEntries(
+  database: DatabaseHandle,
+  entries: readonly RequestEntry[],
+  wait = false,
+): Promise<void> {
+  if (entries.length === 0) return;
+  const { dialect } = database;
+  await writeWithoutWaiting(
+    database,
+    async (connection) => {
+      for (let start = 0; start < entries.length; start += ENTRIES_PER_STATEMENT) {
+        const batch = entries.slice(start, start + ENTRIES_PER_STATEMENT);
+        const text =
+          batch.length === ENTRIES_PER_STATEMENT
+            ? fullBatchText[dialect]
+            : insertText(dialect, batch.length);
+        await connection.executeQuery(CompiledQuery.raw(text, parametersOf(batch)));
+      }
+    },
+    wait,
+  );
+}
+
+/** Records a management action; `db` is the transaction of the action. */
+export async function recordAction(db: Db, entry: ActionEntry): Promise<void> {
+  const { actor } = entry;
+  await db
+    .insertInto('audit_entries')
+    .values({
+      at: (entry.at ?? new Date()).toISOString(),
+      organization_id: entry.organizationId,
+      action: entry.action,
+      actor: actor.kind === 'cli' ? 'cli' : actor.email,
+      user_id: actor.kind === 'user' ? actor.userId : null,
+      target: entry.target ?? null,
+      key_id: entry.keyId ?? null,
+      details: entry.details === undefined ? null : JSON.stringify(entry.details),
+      client_address: actor.kind === 'user' ? actor.address : null,
+    })
+    .execute();
+}
+
+/**
+ * Runs a management action and records it in one transaction: both commit, or neither.
+ * `entryOf` says what to record of the action's result; undefined records nothing (an
+ * action that turned out to change nothing, such as revoking a revoked key).
+ */
+export function withRecordedAction<T>(
+  db: Db,
+  action: (trx: Db) => Promise<T>,
+  entryOf: (result: T) => ActionEntry | undefined,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const result = await action(trx);
+    const entry = entryOf(result);
+    if (entry) await recordAction(trx, entry);
+    return result;
+  });
+}
+
+export interface AuditFilter {
+  keyId?: string | undefined;
+  userId?: string | undefined;
+  action?: AuditAction | undefined;
+  /** Entries at or after this time (ISO 8601). */
+  since?: string | undefined;
+  /** Entries before this time (ISO 8601). */
+  until?: string | undefined;
+}
+
+/** Where a page ends: the last entry's time and id; the next page starts after it. */
+export interface AuditPosition {
+  at: string;
+  id: string;
+}
+
+type Row = {
+  [K in keyof AuditEntriesTable]: AuditEntriesTable[K] extends { __select__: infer S }
+    ? S
+    : AuditEntriesTable[K];
+};
+
+function toAuditEntry(row: Row): AuditEntry {
+  return {
+    id: String(row.id),
+    at: toIso(row.at),
+    action: row.action as AuditAction,
+    actor: row.actor,
+    userId: row.user_id,
+    keyId: row.key_id,
+    target: row.target,
+    method: row.method,
+    route: row.route,
+    path: row.path,
+    meritCycleId: row.merit_cycle_id,
+    status: row.status === null ? null : Number(row.status),
+    employees: row.employees === null ? null : Number(row.employees),
+    clientAddress: row.client_address,
+    userAgent: row.user_agent,
+    requestId: row.request_id,
+    details: row.details === null ? null : (JSON.parse(row.details) as Record<string, unknown>),
+  };
+}
+
+/** One page of the organisation's entries, newest first, after `after` when given. */
+export async function listAuditEntries(
+  db: Db,
+  organizationId: string,
+  filter: AuditFilter,
+  page: { after?: AuditPosition | undefined; limit: number },
+): Promise<AuditEntry[]> {
+  let query = db
+    .selectFrom('audit_entries')
+    .selectAll()
+    .where('organization_id', '=', organizationId);
+  if (filter.keyId !== undefined) query = query.where('key_id', '=', filter.keyId);
+  if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+  if (filter.action !== undefined) query = query.where('action', '=', filter.action);
+  if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
+  if (filter.until !== undefined) query = query.where('at', '<', filter.until);
+  const { after } = page;
+  if (after) {
+    // An id as text would compare as text; both databases take the number.
+    const id = Number(after.id);
+    query = query.where((eb) =>
+      eb.or([
+        eb('at', '<', after.at),
+        eb.and([eb('at', '=', after.at), eb('id', '<', id as never)]),
+      ]),
+    );
+  }
+  const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+  return rows.map((row) => toAuditEntry(row as Row));
+}
+
+/** Removes every entry older than `before` (not waiting for an import's lock); how many. */
+export async function purgeAuditEntries(database: DatabaseHandle, before: Date): Promise<number> {
+  let removed = 0;
+  await writeWithoutWaiting(database, async (connection) => {
+    const result = await connection
+      .deleteFrom('audit_entries')
+      .where('at', '<', before.toISOString())
+      .executeTakeFirst();
+    removed = Number(result.numDeletedRows);
+  });
+  return removed;
+}

@@ -1,0 +1,63 @@
+// Reading the audit log: what Settings → Audit log and `compplan audit list|export` share.
+// The filters a person types are checked here, once, each problem one line; every page is
+// of one organisation, newest first, continued after the last entry shown.
+import { z } from 'zod';
+import type { Db } from '../db/connect.js';
+import { ManagementError } from '../errors.js';
+import { findOrganizationBySlug, type Organization } from '../modules/organizations/repository.js';
+import { type AuditAction, isAuditAction } from './entry.js';
+import type { AuditFilter, AuditPosition } from './repository.js';
+
+export class AuditError extends ManagementError {
+  override name = 'AuditError';
+}
+
+const CALENDAR_DATE = z.iso.date();
+const DATE_TIME = z.iso.datetime({ offset: true });
+const DAY_MS = 86_400_000;
+
+/**
+ * A time a person typed: a date (that day's start, UTC) or an ISO 8601 time with its
+ * offset; as ISO 8601 UTC. `endOfDay`: a date means the end of that day (an `until`).
+ */
+export function timeOf(text: string, option: string, endOfDay = false): string {
+  const trimmed = text.trim();
+  let at: number;
+  if (CALENDAR_DATE.safeParse(trimmed).success) {
+    at = Date.parse(`${trimmed}T00:00:00.000Z`) + (endOfDay ? DAY_MS : 0);
+  } else if (DATE_TIME.safeParse(trimmed).success) {
+    at = Date.parse(trimmed);
+  } else {
+    throw new AuditError(
+      `${option} must be a date (YYYY-MM-DD, UTC) or an ISO 8601 time with its offset; got "${text}"`,
+    );
+  }
+  if (!Number.isFinite(at)) throw new AuditError(`${option}: "${text}" is not a real date`);
+  return new Date(at).toISOString();
+}
+
+/** An action to filter by, checked against those the log records. */
+export function actionOf(text: string): AuditAction {
+  if (!isAuditAction(text)) throw new AuditError(`No audit log action "${text}"`);
+  return text;
+}
+
+// A page's end as a cursor: the time and id of its last entry. Every page is read within
+// one organisation, so a cursor made up by hand shows nothing another cannot.
+const CURSOR_SHAPE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)~(\d{1,19})$/;
+
+export const cursorOf = (position: AuditPosition): string => `${position.at}~${position.id}`;
+
+export function positionOf(cursor: string): AuditPosition {
+  const match = CURSOR_SHAPE.exec(cursor);
+  if (!match?.[1] || !match[2]) throw new AuditError('The page link is not valid: start again');
+  return { at: match[1], id: match[2] };
+}
+
+export async function organizationOrFail(db: Db, slug: string): Promise<Organization> {
+  const organization = await findOrganizationBySlug(db, slug);
+  if (!organization) throw new AuditError(`No organisation with slug "${slug}"`);
+  return organization;
+}
+
+export type { AuditFilter };

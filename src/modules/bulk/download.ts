@@ -1,0 +1,89 @@
+// A cycle's employees as a stream of bytes, read from a snapshot a chunk at a time, and
+// only as fast as the client takes them: the next chunk is read from the database when
+// the stream is asked for more (Readable's _read), which it is once what was sent has
+// left its buffer for the socket. Memory holds a chunk or two whatever the cycle's size.
+// Destroying the stream (the client left, the server shuts down) closes the snapshot:
+// the database read ends with it.
+import { Readable } from 'node:stream';
+import type { Dialect } from '../../db/connect.js';
+import type { ReadScope } from '../api-keys/scope.js';
+import { afterLastText, readEmployeeTexts } from '../employees/repository.js';
+import type { EmployeeAfter } from '../employees/schema.js';
+import type { ChunkWriter } from './formats.js';
+import type { Snapshot } from './snapshot.js';
+
+// Employees read per statement: about 1 MiB of stored text, whatever an employee's size
+// (the first statement reads a few, the next as many as the texts so far say fit), and at
+// most 2,000: few enough statements that each one's cost disappears in a million rows.
+const CHUNK_BYTES = 1024 * 1024;
+const FIRST_CHUNK_EMPLOYEES = 200;
+const MAX_CHUNK_EMPLOYEES = 2_000;
+
+export interface DownloadSource {
+  snapshot: Snapshot;
+  dialect: Dialect;
+  scope: ReadScope;
+  meritCycleId: string;
+  writer: ChunkWriter;
+  /** Told how many employees each chunk read (the download metrics). */
+  onRows?: (count: number) => void;
+}
+
+export class EmployeeDownload extends Readable {
+  private after: EmployeeAfter | undefined;
+  private chunkEmployees = FIRST_CHUNK_EMPLOYEES;
+  private started = false;
+  private finished = false;
+
+  constructor(private readonly source: DownloadSource) {
+    super();
+  }
+
+  override _read(): void {
+    this.nextChunk().then(
+      (chunk) => {
+        if (!this.destroyed) this.push(chunk);
+      },
+      (error: unknown) => this.destroy(error as Error),
+    );
+  }
+
+  private async nextChunk(): Promise<Buffer | null> {
+    const { snapshot, dialect, scope, meritCycleId, writer } = this.source;
+    if (this.finished) return null;
+    const limit = this.chunkEmployees;
+    const found = await readEmployeeTexts(
+      snapshot.db,
+      dialect,
+      scope,
+      meritCycleId,
+      this.after,
+      limit,
+    );
+    const count = found?.count ?? 0;
+    if (count < limit) this.finished = true;
+    else if (found) {
+      this.after = afterLastText(found.texts);
+      const bytesEach = found.texts.length / count;
+      this.chunkEmployees = Math.max(
+        1,
+        Math.min(MAX_CHUNK_EMPLOYEES, Math.floor(CHUNK_BYTES / bytesEach)),
+      );
+    }
+    this.source.onRows?.(count);
+    const body = found && count > 0 ? writer.write(found.texts) : undefined;
+    const head = this.started ? undefined : writer.head;
+    this.started = true;
+    const chunk = head && body ? Buffer.concat([head, body]) : (body ?? head);
+    // An empty push would not ask for more: an empty cycle's NDJSON ends at once.
+    if (!chunk || chunk.length === 0) return this.finished ? null : this.nextChunk();
+    return chunk;
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.source.snapshot.close().then(
+      () => callback(error),
+      () => callback(error),
+    );
+  }
+}

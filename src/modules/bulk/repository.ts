@@ -1,0 +1,40 @@
+// What a bulk download reads besides the employees' texts (those are the list's reads,
+// src/modules/employees/repository.ts) and its CSV header (the cycle's column schema,
+// src/columns/repository.ts): the version of a cycle's employees its ETag is made from.
+import { sql } from 'kysely';
+import type { Db } from '../../db/connect.js';
+import { isId } from '../../ids.js';
+import type { ReadScope } from '../api-keys/scope.js';
+import { inCycleScope } from '../merit-cycles/repository.js';
+
+/**
+ * The version of what the cycle's employees are, or undefined when the scope may not read
+ * the cycle. Every change of an employee gives its row a stamp above any before it, and a
+ * removal leaves a tombstone with one (src/changes/change.ts); so the newest of those
+ * stamps changes whenever the employees do. A tombstone's purge can take the newest
+ * stamp away: the organisation's purge mark, which only grows, is part of the version
+ * so that the version never goes back to one it had. Three index lookups, no rows read.
+ */
+export async function employeesVersion(
+  db: Db,
+  scope: ReadScope,
+  meritCycleId: string,
+): Promise<string | undefined> {
+  if (!isId('mc', meritCycleId)) return undefined;
+  const { rows } = await sql<{
+    employees: number | string | null;
+    removals: number | string | null;
+    purged: number | string;
+  }>`
+    select
+      (select max(change_seq) from merit_cycle_employees where merit_cycle_id = c.id) as employees,
+      (select max(change_seq) from removed_employees where merit_cycle_id = c.id) as removals,
+      o.purged_change_seq as purged
+    from merit_cycles c join organizations o on o.id = c.organization_id
+    where c.organization_id = ${scope.organizationId} and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}`.execute(
+    db,
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return [row.employees ?? -1, row.removals ?? -1, row.purged].map(Number).join('.');
+}

@@ -1,0 +1,167 @@
+// GET …/meritCycles/{meritCycleId}/employees/bulk: every employee of a cycle in one
+// response, NDJSON or CSV (docs/bulk-download.md). Its place in the request pipeline
+// (src/http/pipeline.ts): authentication and one request of the quota as for any route;
+// never kept by the response cache; its turn at the PostgreSQL pool lasts until the
+// response closes (`streams`); it tags and answers 304 itself, from its snapshot, before
+// reading a row, since the tag step hashes bodies it has whole; compressed as a stream.
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { Counter, Gauge } from 'prom-client';
+import { z } from 'zod';
+import { findColumnSchema } from '../../columns/repository.js';
+import { notFound } from '../../errors.js';
+import { etagOf, matchesIfNoneMatch } from '../../http/etag.js';
+import { errorResponses, READ_METHODS } from '../../http/schemas.js';
+import { readScopeOf } from '../../plugins/authentication.js';
+import { DOWNLOAD_RETRY_AFTER_SECONDS } from '../../rate-limit/download-slots.js';
+import { sendTooManyRequests } from '../../rate-limit/plugin.js';
+import { Employee, EmployeesParams } from '../employees/schema.js';
+import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
+import { EmployeeDownload } from './download.js';
+import { BULK_FORMATS, CONTENT_TYPES, csvWriter, ndjsonWriter } from './formats.js';
+import { employeesVersion } from './repository.js';
+import { openSnapshot, type Snapshot } from './snapshot.js';
+
+// After SIGTERM, downloads in progress get this long to finish (the server exits at 10 s
+// whatever is still open); one still running then is cut off, which its client sees as
+// a response that did not end, never as a complete one.
+const SHUTDOWN_DOWNLOAD_GRACE_MS = 8_000;
+
+// The tag changes with the bytes a download would send: the employees' version, what the
+// key may see, the form asked for; and this layout, should a release change it.
+const LAYOUT_VERSION = 1;
+
+export const BulkQuery = z.strictObject({
+  format: z
+    .enum(BULK_FORMATS)
+    .default('ndjson')
+    .describe(
+      '`ndjson` (one employee a line, as the list serves it) or `csv` (the export layout).',
+    ),
+  bom: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe('CSV: `false` leaves out the UTF-8 byte order mark.'),
+});
+
+export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
+  const inProgress = new Gauge({
+    name: 'compplan_bulk_downloads',
+    help: 'Bulk downloads in progress: each holds a database snapshot until its response closes.',
+    registers: [app.metrics.registry],
+  });
+  const rowsRead = new Counter({
+    name: 'compplan_bulk_rows_read_total',
+    help: 'Employees read from the database by bulk downloads.',
+    registers: [app.metrics.registry],
+  });
+  const downloads = new Set<FastifyReply>();
+  app.addHook('preClose', (done) => {
+    if (downloads.size > 0) {
+      setTimeout(() => {
+        for (const reply of downloads) reply.raw.destroy();
+      }, SHUTDOWN_DOWNLOAD_GRACE_MS).unref();
+    }
+    done();
+  });
+
+  app.route({
+    method: READ_METHODS,
+    url: `${MERIT_CYCLES_PATH}/:meritCycleId/employees/bulk`,
+    config: { streams: true },
+    schema: {
+      operationId: 'bulkMeritCycleEmployees',
+      summary: 'Download every employee of a merit cycle in one response',
+      description:
+        "The whole cycle as NDJSON or CSV, from one consistent snapshot: an import committing meanwhile is wholly in it or wholly absent. Streamed (chunked), gzip or br when accepted; no Content-Length. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). One request of the quota, and one download per key at a time: a second one meanwhile gets 429 with Retry-After. The ETag changes when the cycle's employees do: If-None-Match answers 304 without reading them.",
+      tags: ['Merit cycle employees'],
+      params: EmployeesParams,
+      querystring: BulkQuery,
+      response: {
+        200: {
+          description:
+            'NDJSON: one employee a line (the object the list serves), each line ended by \\n. CSV: a header line, then one employee a row (RFC 4180, CRLF).',
+          content: {
+            'application/x-ndjson': { schema: Employee },
+            'text/csv': {
+              schema: z
+                .string()
+                .describe(
+                  "id, email, firstName, lastName, preferredName, currencyCode.code, currencyCode.value, eligibilityStatus, then columns.KEY (columns.KEY.PART for each part of a composite column) in the order of the cycle's column schema (…/columns), then columns.other.",
+                ),
+            },
+          },
+        },
+        401: errorResponses[401],
+        404: errorResponses[404],
+        422: errorResponses[422],
+        429: errorResponses[429],
+      },
+    },
+    handler: async (request, reply) => {
+      const scope = readScopeOf(request);
+      const { meritCycleId } = request.params;
+      const { format, bom } = request.query;
+      const isGet = request.method === 'GET';
+      const slot = isGet ? await app.rateLimits.downloads.take(keyIdOf(request.apiKey)) : undefined;
+      if (isGet && !slot) return sendTooManyRequests(reply, DOWNLOAD_RETRY_AFTER_SECONDS);
+      let snapshot: Snapshot | undefined;
+      let download: EmployeeDownload | undefined;
+      try {
+        snapshot = await openSnapshot(app.database);
+        const version = await employeesVersion(snapshot.db, scope, meritCycleId);
+        if (version === undefined) throw notFound('Merit cycle');
+        const etag = etagOf(
+          JSON.stringify([LAYOUT_VERSION, meritCycleId, version, scope.fingerprint, format, bom]),
+        );
+        reply.header('etag', etag).type(CONTENT_TYPES[format]);
+        const ifNoneMatch = request.headers['if-none-match'];
+        if (typeof ifNoneMatch === 'string' && matchesIfNoneMatch(ifNoneMatch, etag)) {
+          reply.removeHeader('content-type');
+          return (reply as FastifyReply).code(304).send();
+        }
+        if (!isGet) return (reply as FastifyReply).send();
+        const writer =
+          format === 'csv'
+            ? csvWriter(
+                (await findColumnSchema(snapshot.db, scope, meritCycleId)) ?? [],
+                scope.hiddenColumns,
+                bom === 'true',
+              )
+            : ndjsonWriter(scope.hiddenColumns);
+        download = new EmployeeDownload({
+          snapshot,
+          dialect: app.dialect,
+          scope,
+          meritCycleId,
+          writer,
+          onRows: (count) => rowsRead.inc(count),
+        });
+      } finally {
+        // Whatever does not become a download gives its snapshot and slot back now.
+        if (!download) {
+          await snapshot?.close();
+          slot?.release();
+        }
+      }
+      const started = download;
+      inProgress.inc();
+      downloads.add(reply);
+      // The response closes when the last byte is sent, or when the client leaves: the
+      // database read ends there (whatever stream the compression step put in between).
+      reply.raw.once('close', () => {
+        started.destroy();
+        slot?.release();
+        downloads.delete(reply);
+        inProgress.dec();
+      });
+      return reply.send(started as never);
+    },
+  });
+};
+
+/** The id of the key a request was authenticated with (every API route has one). */
+function keyIdOf(key: { id: string } | null): string {
+  if (!key) throw new Error('a bulk download outside the authenticated API scope');
+  return key.id;
+}

@@ -1,0 +1,95 @@
+// Settings → Audit log (docs/web-app.md): an organisation's audit log, for its owners
+// only — administrators get 403, as for Roles & Permissions. Filters by key, user,
+// action and dates; newest first, 50 entries a page, continued with a cursor. Every
+// read is of the signed-in user's organisation, whatever the query says.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { type AuditFilter, listAuditEntries } from '../../audit/repository.js';
+import { AuditError, actionOf, cursorOf, positionOf, timeOf } from '../../audit/service.js';
+import { isId } from '../../ids.js';
+import { listApiKeys } from '../api-keys/repository.js';
+import { listUsers } from '../users/repository.js';
+import { type AuditQuery, auditPage } from './audit-views.js';
+import { sendPage } from './http.js';
+import { alert, type Signed, settingsLayout } from './views.js';
+
+export interface AuditPageContext {
+  signedIn: RouteShorthandOptions;
+  view(request: FastifyRequest): Signed;
+}
+
+const PAGE_SIZE = 50;
+
+/** The filters of the query, checked; an AuditError names the first problem. */
+function filterOf(query: AuditQuery): AuditFilter {
+  if (query.key !== '' && !isId('key', query.key))
+    throw new AuditError('Choose an API key from the list');
+  if (query.user !== '' && !isId('user', query.user))
+    throw new AuditError('Choose a user from the list');
+  return {
+    keyId: query.key || undefined,
+    userId: query.user || undefined,
+    action: query.action === '' ? undefined : actionOf(query.action),
+    since: query.from === '' ? undefined : timeOf(query.from, 'From'),
+    until: query.to === '' ? undefined : timeOf(query.to, 'To', true),
+  };
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+export function registerAuditPages(app: FastifyInstance, context: AuditPageContext): void {
+  app.get('/settings/audit-log', context.signedIn, async (request, reply: FastifyReply) => {
+    const signed = context.view(request);
+    if (signed.user.role !== 'owner') {
+      request.log.warn({ userId: signed.user.id }, 'audit log refused: not an owner');
+      return sendPage(
+        reply,
+        403,
+        settingsLayout(
+          signed,
+          'audit',
+          'Audit log',
+          alert('error', 'Only an owner of the organisation can see its audit log.'),
+        ),
+      );
+    }
+    const raw = (request.query ?? {}) as Record<string, unknown>;
+    const query: AuditQuery = {
+      key: text(raw.key),
+      user: text(raw.user),
+      action: text(raw.action),
+      from: text(raw.from),
+      to: text(raw.to),
+    };
+    const organizationId = signed.organization.id;
+    const [keys, users] = await Promise.all([
+      listApiKeys(app.db, organizationId),
+      listUsers(app.db, organizationId),
+    ]);
+    const base = { ...signed, query, keys, users, later: text(raw.after) !== '' };
+    let filter: AuditFilter;
+    let after: ReturnType<typeof positionOf> | undefined;
+    try {
+      filter = filterOf(query);
+      after = text(raw.after) === '' ? undefined : positionOf(text(raw.after));
+    } catch (error) {
+      if (!(error instanceof AuditError)) throw error;
+      return sendPage(reply, 422, auditPage({ ...base, entries: [], error: error.message }));
+    }
+    // This instance's request entries still in memory: written first, so they are shown.
+    await app.audit.flush();
+    const found = await listAuditEntries(app.db, organizationId, filter, {
+      after,
+      limit: PAGE_SIZE + 1,
+    });
+    const entries = found.slice(0, PAGE_SIZE);
+    const last = entries.at(-1);
+    const older =
+      found.length > PAGE_SIZE && last
+        ? new URLSearchParams({
+            ...Object.fromEntries(Object.entries(query).filter(([, value]) => value !== '')),
+            after: cursorOf({ at: last.at, id: last.id }),
+          }).toString()
+        : undefined;
+    return sendPage(reply, 200, auditPage({ ...base, entries, older }));
+  });
+}

@@ -1,0 +1,171 @@
+// Settings → Audit log: the filter form, the entries newest first, and the link to older
+// ones. On a phone each entry is a block with its values under their column names, as
+// the key list is (the `key-list` styles).
+import type { AuditAction, AuditEntry } from '../../audit/entry.js';
+import { AUDIT_ACTIONS, REQUEST_ACTION } from '../../audit/entry.js';
+import type { ApiKey } from '../api-keys/repository.js';
+import type { User } from '../users/repository.js';
+import { html, type SafeHtml } from './html.js';
+import { alert, type Signed, settingsLayout, time } from './views.js';
+
+export const AUDIT_PAGE = '/app/settings/audit-log';
+
+export const ACTION_LABELS: Record<AuditAction, string> = {
+  [REQUEST_ACTION]: 'API request',
+  'key.created': 'Key created',
+  'key.revoked': 'Key revoked',
+  'key.rolled': 'Key rolled',
+  'settings.changed': 'Settings changed',
+  'user.created': 'User created',
+  'user.signed-in': 'Signed in',
+  'user.sign-in-failed': 'Sign-in failed',
+  'webhook.added': 'Webhook added',
+  'webhook.removed': 'Webhook removed',
+  import: 'Data imported',
+  'cycle.removed': 'Merit cycle removed',
+};
+
+/** The filters as the form sends them (text; empty: not filtered). */
+export interface AuditQuery {
+  key: string;
+  user: string;
+  action: string;
+  from: string;
+  to: string;
+}
+
+export interface AuditView extends Signed {
+  query: AuditQuery;
+  keys: ApiKey[];
+  users: User[];
+  entries: AuditEntry[];
+  /** The query string of the next (older) page; undefined on the last page. */
+  older?: string | undefined;
+  /** Whether this is a later page (a link back to the newest entries). */
+  later: boolean;
+  error?: string | undefined;
+}
+
+const selected = (value: string, current: string) => (value === current ? html` selected` : '');
+
+function filterForm(view: AuditView): SafeHtml {
+  const { query } = view;
+  const keyOptions = view.keys.map(
+    (key) =>
+      html`<option value="${key.id}"${selected(key.id, query.key)}>${key.name} (${key.prefix}…)</option>`,
+  );
+  const userOptions = view.users.map(
+    (user) =>
+      html`<option value="${user.id}"${selected(user.id, query.user)}>${user.email}</option>`,
+  );
+  const actionOptions = AUDIT_ACTIONS.map(
+    (action) =>
+      html`<option value="${action}"${selected(action, query.action)}>${ACTION_LABELS[action]}</option>`,
+  );
+  return html`<form method="get" action="${AUDIT_PAGE}" class="audit-filters" aria-label="Filter the audit log">
+  <div class="field"><label for="audit-key">API key</label><select id="audit-key" name="key"><option value="">Any key</option>${keyOptions}</select></div>
+  <div class="field"><label for="audit-user">User</label><select id="audit-user" name="user"><option value="">Anyone</option>${userOptions}</select></div>
+  <div class="field"><label for="audit-action">Action</label><select id="audit-action" name="action"><option value="">Any action</option>${actionOptions}</select></div>
+  <div class="field"><label for="audit-from">From (UTC)</label><input id="audit-from" name="from" type="date" value="${query.from}"></div>
+  <div class="field"><label for="audit-to">To (UTC)</label><input id="audit-to" name="to" type="date" value="${query.to}"></div>
+  <div class="button-row"><button type="submit" class="button button-primary">Filter</button> <a class="button button-quiet" href="${AUDIT_PAGE}">Clear</a></div>
+</form>`;
+}
+
+function who(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml {
+  if (entry.action === REQUEST_ACTION && entry.keyId !== null) {
+    const key = keyNames.get(entry.keyId);
+    return key ? html`${key.name} <code>${key.prefix}…</code>` : html`<code>${entry.keyId}</code>`;
+  }
+  if (entry.actor === 'cli') return html`<span class="muted">Command line</span>`;
+  return html`${entry.actor ?? ''}`;
+}
+
+/** A detail's value in words: `{"created":1,"updated":0}` as "1 created, 0 updated". */
+function detailText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(', ');
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value)
+      .map(([name, count]) => `${String(count)} ${name}`)
+      .join(', ');
+  }
+  return String(value);
+}
+
+function what(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml {
+  if (entry.action === REQUEST_ACTION) {
+    const failed = (entry.status ?? 0) >= 400;
+    return html`<code class="audit-path">${entry.method} ${entry.path}</code> <span class="badge ${failed ? 'badge-revoked' : 'badge-active'}">${entry.status}</span>${entry.employees ? html` <span class="muted">${entry.employees} employees</span>` : ''}`;
+  }
+  // A key by its name, as the rest of the page shows keys.
+  const key = entry.keyId === null ? undefined : keyNames.get(entry.keyId);
+  const target = key
+    ? html`${key.name} <code>${key.prefix}…</code>`
+    : entry.target
+      ? html`<code>${entry.target}</code>`
+      : '';
+  const details = Object.entries(entry.details ?? {}).map(
+    ([name, value]) => html`<span class="audit-detail">${name}: ${detailText(value)}</span>`,
+  );
+  return html`${target}${details}`;
+}
+
+export function auditPage(view: AuditView): string {
+  const keyNames = new Map(view.keys.map((key) => [key.id, key]));
+  const rows = view.entries.map(
+    (entry) => html`<tr>
+  <th scope="row">${time(entry.at)}</th>
+  <td data-label="Action"><span class="value">${ACTION_LABELS[entry.action] ?? entry.action}</span></td>
+  <td data-label="By"><span class="value">${who(entry, keyNames)}</span></td>
+  <td data-label="Details"><span class="value audit-details">${what(entry, keyNames)}</span></td>
+  <td data-label="From"><span class="value">${entry.clientAddress ? html`<code>${entry.clientAddress}</code>` : html`<span class="muted">—</span>`}</span></td>
+</tr>`,
+  );
+  const pages = html`<nav class="button-row audit-pages" aria-label="Pages">
+  ${view.later ? html`<a class="button button-quiet" href="${AUDIT_PAGE}">Newest entries</a>` : ''}
+  ${view.older ? html`<a class="button button-quiet" href="${AUDIT_PAGE}?${view.older}" rel="next">Older entries</a>` : ''}
+</nav>`;
+  return settingsLayout(
+    view,
+    'audit',
+    'Audit log',
+    html`<p class="lead">Every request made with an API key of ${view.organization.name}, whatever its answer, and every change to its keys, users, settings, webhooks and data: who, when and from where. Newest first.</p>
+${view.error && alert('error', view.error)}
+<section class="panel" aria-labelledby="audit-filter-title">
+  <h2 id="audit-filter-title" class="visually-hidden">Filter</h2>
+  ${filterForm(view)}
+</section>
+<section class="panel" aria-labelledby="audit-entries-title">
+  <h2 id="audit-entries-title">Entries</h2>
+  ${
+    view.entries.length === 0
+      ? html`<p class="muted">${Object.values(view.query).some((value) => value !== '') ? 'No entries match these filters.' : 'No entries yet.'}</p>`
+      : html`<div class="table-wrap"><table class="key-list audit-list">
+  <thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Details</th><th scope="col">From</th></tr></thead>
+  <tbody>
+${rows}
+  </tbody>
+</table></div>`
+  }
+  ${pages}
+</section>`,
+  );
+}
+
+// Each cell's content is one .value, so that on a phone (the key list's layout: the
+// column's name at the left of each line) the value is one block at the right.
+export const AUDIT_STYLES = `
+.audit-list tbody th time { white-space: nowrap; }
+.audit-list td::before { flex: none; }
+.audit-list .value { min-width: 0; }
+.audit-detail { display: block; color: var(--muted); font-size: 0.85rem; }
+@media (max-width: 40rem) { .audit-list .value { text-align: right; } }
+.audit-filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: start; }
+.audit-filters .field { margin-bottom: 0.75rem; }
+.audit-filters select, .audit-filters input { width: 100%; height: 2.5rem; box-sizing: border-box; }
+.audit-filters .button-row { margin-bottom: 0.75rem; align-self: end; }
+.audit-details { overflow-wrap: anywhere; }
+.audit-details code { overflow-wrap: anywhere; }
+.audit-path { white-space: normal; }
+.audit-pages { margin-top: 1rem; }
+`;
