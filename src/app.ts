@@ -27,6 +27,7 @@ import openapi from './plugins/openapi.js';
 import { API_RESPONSE_HEADERS } from './plugins/security-headers.js';
 import rateLimit from './rate-limit/plugin.js';
 import webhooks from './webhooks/plugin.js';
+import type { WebhookSchedule } from './webhooks/schedule.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,8 +45,17 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream;
   /** The wall clock API key expiry is compared with; tests move their own (never sleep). */
   now?: () => number;
+  /**
+   * The clock of how long a kept API key answer has gone unconfirmed (src/modules/api-keys/
+   * verifier.ts); performance.now() when absent. Tests move their own.
+   */
+  monotonic?: () => number;
   /** Runs a webhook dispatcher (src/webhooks): `compplan serve` does; most tests need none. */
   deliverWebhooks?: boolean;
+  /** The dispatcher's retry delays and lease; the real schedule when absent (tests: shorter). */
+  webhookSchedule?: WebhookSchedule;
+  /** The HTTP server's timeouts; SERVER_TIMEOUTS when absent (tests shorten them). */
+  timeouts?: Partial<ServerTimeouts>;
   /** Purges audit log entries past AUDIT_RETENTION_DAYS every hour: `compplan serve` does. */
   purgeAuditLog?: boolean;
   /** Test only: how many audit entries are kept while the database refuses them. */
@@ -67,25 +77,41 @@ const MAX_URL_LENGTH = 8 * 1024;
 // Bodies: the API takes none and the web application's forms are small (16 KiB, set in its
 // scope). 64 KiB bounds what any other route would buffer; larger: 413.
 const BODY_LIMIT_BYTES = 64 * 1024;
-// A client must send all of its headers within 10 s of starting a request (a slowloris
-// trickle is cut here) and the whole request within 15 s; 408 and the socket is closed.
-const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 15_000;
-// How often Node checks the two timeouts above; its default (30 s) would let a trickling
-// client hold a socket up to 40 s instead of 10.
-const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
-// A socket with no traffic for 30 s mid-request (a client that stopped reading its
-// response, or went silent) is closed. Above the slowest legitimate answer: PostgreSQL
-// gets 3 s to connect and 5 s per statement before the request fails with 503/504.
-const CONNECTION_TIMEOUT_MS = 30_000;
-// Idle keep-alive sockets: longer than nginx's upstream keepalive_timeout (60 s,
-// deploy/nginx.conf), so that the proxy always closes an idle connection first and never
-// sends a request on a socket this server is closing.
-const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+/** How long the HTTP server waits for a slow or silent client. */
+export interface ServerTimeouts {
+  /** All of a request's headers must arrive within this of its start; else 408. */
+  headersMs: number;
+  /** The whole request must arrive within this; else 408. */
+  requestMs: number;
+  /** How often Node checks the two above. */
+  checkIntervalMs: number;
+  /** A socket with no traffic this long mid-request is closed. */
+  connectionMs: number;
+  /** An idle kept-alive socket is closed after this. */
+  keepAliveMs: number;
+}
+
+export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = Object.freeze({
+  // A client must send all of its headers within 10 s of starting a request (a slowloris
+  // trickle is cut here) and the whole request within 15 s; 408 and the socket is closed.
+  headersMs: 10_000,
+  requestMs: 15_000,
+  // Node's default (30 s) would let a trickling client hold a socket up to 40 s instead of 10.
+  checkIntervalMs: 1_000,
+  // A socket with no traffic for 30 s mid-request (a client that stopped reading its
+  // response, or went silent) is closed. Above the slowest legitimate answer: PostgreSQL
+  // gets 3 s to connect and 5 s per statement before the request fails with 503/504.
+  connectionMs: 30_000,
+  // Idle keep-alive sockets: longer than nginx's upstream keepalive_timeout (60 s,
+  // deploy/nginx.conf), so that the proxy always closes an idle connection first and never
+  // sends a request on a socket this server is closing.
+  keepAliveMs: 72_000,
+});
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const webhookConfig = config.webhooks ?? DEFAULT_WEBHOOK_CONFIG;
+  const timeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     loggerInstance:
       options.logger ?? (createLogger(config, options.logStream) as FastifyBaseLogger),
@@ -110,16 +136,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: false,
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: timeouts.checkIntervalMs,
       // Checked below instead, so that a request without Host gets the JSON error body.
       requireHostHeader: false,
     },
     bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    connectionTimeout: CONNECTION_TIMEOUT_MS,
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.connectionMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
     clientErrorHandler: clientErrorHandler(MAX_URL_LENGTH),
     // The router itself never refuses a long path parameter (its default bound is 100
     // characters): the route is found, so the request goes through the pipeline (its
@@ -148,9 +174,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rateLimit, { config });
   await app.register(metrics);
   if (options.deliverWebhooks) {
-    await app.register(webhooks, { config: webhookConfig });
+    await app.register(webhooks, {
+      config: webhookConfig,
+      ...(options.webhookSchedule && { schedule: options.webhookSchedule }),
+    });
   }
-  await app.register(authentication, options.now ? { now: options.now } : {});
+  await app.register(authentication, {
+    ...(options.now && { now: options.now }),
+    ...(options.monotonic && { monotonic: options.monotonic }),
+  });
   await app.register(audit, {
     retentionDays: config.auditRetentionDays,
     purge: options.purgeAuditLog === true,

@@ -52,7 +52,7 @@ export interface Config {
    * older than this are purged, and a delta token older than this gets 410.
    */
   readonly changeRetentionDays: number;
-  /** Webhook delivery (src/webhooks); absent: the defaults (no allowance, real schedule). */
+  /** Webhook delivery (src/webhooks); absent: the default (no allowance). */
   readonly webhooks?: WebhookConfig;
   /** How long audit log entries are kept (docs/security.md); absent: 365 days. */
   readonly auditRetentionDays?: number;
@@ -70,17 +70,11 @@ export interface WebhookConfig {
    * allowed: on-premises receivers and tests. Empty: public https:// addresses only.
    */
   readonly allowPrivateNetworks: readonly string[];
-  /**
-   * Test-only: multiplies the retry schedule and the delivery lease, so that a test sees
-   * five retries in seconds instead of days. 1 in every real deployment.
-   */
-  readonly scheduleScale: number;
 }
 
 /** What a Config without `webhooks` means. */
 export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = Object.freeze({
   allowPrivateNetworks: Object.freeze([]),
-  scheduleScale: 1,
 });
 
 export class ConfigError extends Error {
@@ -168,16 +162,6 @@ const envSchema = z.object({
   METRICS_PORT: wholeNumber(0, 65535).optional(),
   TRUST_PROXY: addressList('proxy IP addresses', '127.0.0.1,10.0.0.0/8'),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: addressList('IP addresses', '10.20.0.0/16,127.0.0.0/8'),
-  WEBHOOK_SCHEDULE_SCALE: z
-    .string()
-    .regex(/^(0|1)?(\.\d+)?$/, 'must be a decimal number above 0 and at most 1, e.g. 0.001')
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .gt(0, 'must be a decimal number above 0 and at most 1, e.g. 0.001')
-        .max(1, 'must be a decimal number above 0 and at most 1, e.g. 0.001'),
-    ),
   // Ten years at most: a bound that keeps every date computed from it valid.
   CHANGE_RETENTION_DAYS: wholeNumber(1, 3650),
   AUDIT_RETENTION_DAYS: wholeNumber(1, 3650),
@@ -217,7 +201,6 @@ export function loadConfig(env: Environment): Config {
     AUDIT_RETENTION_DAYS: pick('AUDIT_RETENTION_DAYS') ?? DEFAULTS.AUDIT_RETENTION_DAYS,
     BENCH_AUDIT_LOG: pick('BENCH_AUDIT_LOG') ?? 'on',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: pick('WEBHOOK_ALLOW_PRIVATE_NETWORKS') ?? '',
-    WEBHOOK_SCHEDULE_SCALE: pick('WEBHOOK_SCHEDULE_SCALE') ?? '1',
   };
   const parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
@@ -243,7 +226,6 @@ export function loadConfig(env: Environment): Config {
     auditLogOffForBenchmark: env_.BENCH_AUDIT_LOG === 'off',
     webhooks: Object.freeze({
       allowPrivateNetworks: Object.freeze(env_.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
-      scheduleScale: env_.WEBHOOK_SCHEDULE_SCALE,
     }),
   });
 }

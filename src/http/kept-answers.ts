@@ -64,12 +64,20 @@ export class KeptAnswers {
    */
   private readonly byOrganization = new Map<string, Share>();
 
-  constructor(private readonly limits: KeptAnswersLimits) {
+  /**
+   * `clock`: what an answer's age is measured with (performance.now() when absent); a
+   * test's clock is read on every call, so that a move of it is seen at once.
+   */
+  constructor(
+    private readonly limits: KeptAnswersLimits,
+    clock?: { now(): number },
+  ) {
     this.entries = new LRUCache<string, Entry>({
       maxSize: limits.bytes,
       maxEntrySize: Math.min(limits.answerBytes, limits.organizationBytes),
       sizeCalculation: sizeOf,
       ttl: limits.maxAgeMs,
+      ...(clock && { perf: clock, ttlResolution: 0 }),
       // Whatever takes an entry out (eviction, replacement, expiry, delete) takes it out of
       // its organisation's share too.
       dispose: (entry, key) => this.forget(entry.organizationId, key),

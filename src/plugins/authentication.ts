@@ -117,6 +117,8 @@ export function readScopeOf(request: FastifyRequest): ReadScope {
 export interface AuthenticationOptions {
   /** The clock key expiry is compared with (ms since the epoch); tests set their own. */
   now?: () => number;
+  /** The clock of the verifier's confirmation window (performance.now() when absent). */
+  monotonic?: () => number;
 }
 
 export default fp<AuthenticationOptions>(
@@ -124,6 +126,7 @@ export default fp<AuthenticationOptions>(
     const lookups = app.metrics.apiKeyLookups;
     const verifier = new ApiKeyVerifier(app.db, app.dialect, {
       ...(options.now && { now: options.now }),
+      ...(options.monotonic && { monotonic: options.monotonic }),
       onLookup: () => lookups.inc(),
       onError: (error, what) =>
         what === 'last-used'

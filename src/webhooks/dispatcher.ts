@@ -17,7 +17,7 @@ import type { Database } from '../db/types.js';
 import { toIso } from '../db/values.js';
 import { allowedRanges } from './address-filter.js';
 import { deliveriesWithEventAndEndpoint } from './repository.js';
-import { retryDelayMs } from './schedule.js';
+import { retryDelayMs, WEBHOOK_SCHEDULE, type WebhookSchedule } from './schedule.js';
 import { readSealingKey, unsealSecret } from './secret.js';
 import { type AttemptResult, attemptDelivery } from './send.js';
 
@@ -25,8 +25,6 @@ import { type AttemptResult, attemptDelivery } from './send.js';
 const POLL_MS = 1_000;
 // Deliveries attempted at once by one instance.
 const BATCH = 10;
-// An attempt takes at most 10 s (send.ts); the lease leaves room for writing its outcome.
-const LEASE_MS = 30_000;
 // When a write met SQLite's lock (an import), how long until it is tried again.
 const LOCKED_RETRY_MS = 250;
 // Finished deliveries (and events left without any) are kept this long for `webhooks list`
@@ -40,8 +38,8 @@ export interface DispatcherOptions {
   database: DatabaseHandle;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
   allowPrivateNetworks: readonly string[];
-  /** WEBHOOK_SCHEDULE_SCALE (test-only): multiplies retry delays and the lease. */
-  scheduleScale: number;
+  /** The retry delays and the lease; WEBHOOK_SCHEDULE when absent (tests give shorter). */
+  schedule?: WebhookSchedule;
   log: {
     info(object: object, message: string): void;
     warn(object: object, message: string): void;
@@ -72,7 +70,7 @@ export class WebhookDispatcher {
   private readonly stop = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly allowed;
-  private readonly leaseMs: number;
+  private readonly schedule: WebhookSchedule;
   private loop: Promise<void> | undefined;
   private wake: AbortController = new AbortController();
   private sealingKey: Buffer | undefined;
@@ -80,8 +78,7 @@ export class WebhookDispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     this.allowed = allowedRanges(options.allowPrivateNetworks);
-    // Never below 1 s, even scaled: an attempt in flight must keep its lease.
-    this.leaseMs = Math.max(1_000, Math.round(LEASE_MS * options.scheduleScale));
+    this.schedule = options.schedule ?? WEBHOOK_SCHEDULE;
   }
 
   start(): void {
@@ -234,7 +231,7 @@ export class WebhookDispatcher {
   private async claim(): Promise<Claimed[]> {
     const now = new Date();
     const at = now.toISOString();
-    const until = new Date(now.getTime() + this.leaseMs).toISOString();
+    const until = new Date(now.getTime() + this.schedule.leaseMs).toISOString();
     const lock = this.options.database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
     const ids = await this.write(async (db) => {
       const { rows } = await sql<{ id: string }>`
@@ -324,7 +321,7 @@ export class WebhookDispatcher {
         return;
       } catch (error) {
         if (!(error instanceof Locked)) throw error;
-        // Shutting down: the lease runs out instead (LEASE_MS), rather than the
+        // Shutting down: the lease runs out instead (the schedule's), rather than the
         // process waiting for an import to commit.
         if (this.stop.signal.aborted) return;
         await sleep(LOCKED_RETRY_MS);
@@ -377,7 +374,7 @@ export class WebhookDispatcher {
         .execute();
       return 'disabled';
     }
-    const delay = retryDelayMs(attempts, this.options.scheduleScale);
+    const delay = retryDelayMs(attempts, this.schedule);
     if (delay === undefined) {
       const written = await mine.set({ ...attempt, state: 'failed' }).executeTakeFirst();
       if (written.numUpdatedRows === 0n) return undefined;

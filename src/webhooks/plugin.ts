@@ -7,6 +7,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { WebhookConfig } from '../config.js';
 import { toIso } from '../db/values.js';
 import { type DeliveryOutcome, WebhookDispatcher } from './dispatcher.js';
+import type { WebhookSchedule } from './schedule.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,8 +17,14 @@ declare module 'fastify' {
 
 const OUTCOMES: DeliveryOutcome[] = ['delivered', 'retrying', 'failed', 'disabled'];
 
-export default fp<{ config: WebhookConfig }>(
-  async (app, { config }) => {
+export interface WebhooksPluginOptions {
+  config: WebhookConfig;
+  /** The retry delays and lease; the real schedule when absent (tests give shorter). */
+  schedule?: WebhookSchedule;
+}
+
+export default fp<WebhooksPluginOptions>(
+  async (app, { config, schedule }) => {
     const registry = app.metrics.registry;
     const deliveries = new Counter({
       name: 'compplan_webhook_deliveries_total',
@@ -44,7 +51,7 @@ export default fp<{ config: WebhookConfig }>(
     const dispatcher = new WebhookDispatcher({
       database: app.database,
       allowPrivateNetworks: config.allowPrivateNetworks,
-      scheduleScale: config.scheduleScale,
+      ...(schedule && { schedule }),
       log: app.log.child({ component: 'webhooks' }),
       onOutcome: (outcome) => deliveries.inc({ outcome }),
     });

@@ -21,11 +21,28 @@ const RETRY_DELAYS_MS: readonly number[] = [
   10 * HOUR,
 ];
 
+/** When deliveries are tried again, and how long a claim on one lasts. */
+export interface WebhookSchedule {
+  /** The wait after each failed attempt; the attempt after the last wait is the last. */
+  readonly retryDelaysMs: readonly number[];
+  /**
+   * How long an instance's claim on a delivery lasts: one that died mid-attempt leaves it
+   * to another instance after this. An attempt takes at most 10 s (send.ts); the rest is
+   * room for writing its outcome.
+   */
+  readonly leaseMs: number;
+}
+
+/** The schedule of every deployment; tests give the dispatcher a shorter one. */
+export const WEBHOOK_SCHEDULE: WebhookSchedule = Object.freeze({
+  retryDelaysMs: Object.freeze(RETRY_DELAYS_MS),
+  leaseMs: 30 * SECOND,
+});
+
 /**
  * How long after its `attempts`-th failure a delivery is tried again, or undefined when
- * that was the last attempt. `scale` is WEBHOOK_SCHEDULE_SCALE (test-only; 1 otherwise).
+ * that was the last attempt.
  */
-export function retryDelayMs(attempts: number, scale: number): number | undefined {
-  const delay = RETRY_DELAYS_MS[attempts - 1];
-  return delay === undefined ? undefined : Math.round(delay * scale);
+export function retryDelayMs(attempts: number, schedule: WebhookSchedule): number | undefined {
+  return schedule.retryDelaysMs[attempts - 1];
 }

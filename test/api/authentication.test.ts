@@ -2,9 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readKeysRevision } from '../../src/modules/api-keys/repository.js';
 import { listOrganizationApiKeys, revokeApiKeyById } from '../../src/modules/api-keys/service.js';
+import { UNCONFIRMED_MS } from '../../src/modules/api-keys/verifier.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { withWrongChecksum } from '../helpers/api-expectations.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
 const UNAUTHORIZED = 'Missing or invalid API key';
 
@@ -112,18 +113,47 @@ describe('x-api-key authentication', () => {
     expect(ms).toBeLessThan(2_500);
   });
 
-  it('looks a key up once, however long the pauses between its requests, while no key changes', async () => {
+  describe('on a clock the test moves', () => {
+    // The verifier's window is measured with this clock: five seconds pass in an instant.
+    // Its timers are stopped: the test confirms (what the timer does each second) where it
+    // means to, and nowhere else, as when the database does not answer.
+    const clock = new TestClock();
+    let timed: TestServer;
+    beforeAll(async () => {
+      timed = await startTestServer({ dataSets: [acmeDataSet()], monotonic: clock.now });
+      await timed.app.apiKeys.close();
+    });
+    afterAll(() => timed.close());
     const lookups = async () =>
-      ((await server.app.metrics.apiKeyLookups.get()).values[0]?.value ?? 0) as number;
-    const secret = await server.createKey(ACME, 'used now and then');
-    const before = await lookups();
-    expect((await server.request('/ping', { key: secret })).status).toBe(200);
-    expect(await lookups()).toBe(before + 1);
-    // Longer than an unconfirmed answer may be used (4 s): the confirmations keep it.
-    await sleep(5_000);
-    expect((await server.request('/ping', { key: secret })).status).toBe(200);
-    expect((await server.request('/ping', { key: secret })).status).toBe(200);
-    expect(await lookups()).toBe(before + 1);
+      ((await timed.app.metrics.apiKeyLookups.get()).values[0]?.value ?? 0) as number;
+
+    it('looks a key up once, however long the pauses between its requests, while no key changes', async () => {
+      const secret = await timed.createKey(ACME, 'used now and then');
+      const before = await lookups();
+      expect((await timed.request('/ping', { key: secret })).status).toBe(200);
+      expect(await lookups()).toBe(before + 1);
+      // Longer than an unconfirmed answer may be used (4 s): the confirmations keep it.
+      for (let second = 0; second < 5; second++) {
+        clock.advance(1_000);
+        await timed.app.apiKeys.confirm();
+      }
+      expect((await timed.request('/ping', { key: secret })).status).toBe(200);
+      expect((await timed.request('/ping', { key: secret })).status).toBe(200);
+      expect(await lookups()).toBe(before + 1);
+    });
+
+    it('looks a key up again once its answer has gone 4 s unconfirmed (the database not answering), so that a revocation is seen within 5 s', async () => {
+      const secret = await timed.createKey(ACME, 'unconfirmed');
+      await timed.app.apiKeys.confirm();
+      const before = await lookups();
+      expect((await timed.request('/ping', { key: secret })).status).toBe(200);
+      clock.advance(UNCONFIRMED_MS - 1);
+      expect((await timed.request('/ping', { key: secret })).status).toBe(200);
+      expect(await lookups()).toBe(before + 1);
+      clock.advance(1);
+      expect((await timed.request('/ping', { key: secret })).status).toBe(200);
+      expect(await lookups()).toBe(before + 2);
+    });
   });
 
   it('records when a key was last used, in batches rather than a write per request', async () => {

@@ -40,6 +40,7 @@ function vitest(ci: boolean) {
 
 const skipped = [
   `Test project skipped: postgres, for lack of PostgreSQL (${join(REPO_ROOT, 'no-such-postgres')}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL)`,
+  'Test project skipped: redis, for lack of redis-server (on PATH)',
   `Test project skipped: production, for lack of PostgreSQL (${join(REPO_ROOT, 'no-such-postgres')}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL), redis-server (on PATH), nginx (${join(REPO_ROOT, 'no-such-nginx')})`,
   'Test project skipped: bench, for lack of wrk (on PATH)',
 ];
@@ -57,8 +58,8 @@ describe("npm test's closing lines", () => {
     const { code, stdout } = await vitest(true);
     for (const line of skipped) expect(stdout).toContain(`${line}\n`);
     const missing = existsSync(CHROMIUM)
-      ? 'postgres, production, bench'
-      : 'postgres, production, web, bench';
+      ? 'postgres, redis, production, bench'
+      : 'postgres, redis, production, web, bench';
     expect(stdout).toContain(
       `CI=true: every test project must run, and ${missing} did not: install what it lacks (.ci/run installs it all).\n`,
     );

@@ -16,7 +16,7 @@ import {
   ValidationError,
 } from '@compplan/client';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { freePort } from '../helpers/services/process.js';
 import { CYCLES_IN_ORDER, employeeIdsInOrder, SDK_CYCLE, SDK_ORG, sdkDataSet } from './fixtures.js';
@@ -250,6 +250,9 @@ describe('@compplan/client against a real server', () => {
     let limitedKey: string;
     beforeAll(async () => {
       limited = await startTestServer({ dataSets: [sdkDataSet(5)], rateLimitPerSecond: 2 });
+    });
+    // Each test starts in a fresh window of a fresh key (the quota is counted per key).
+    beforeEach(async () => {
       limitedKey = await limited.createKey(SDK_ORG);
     });
     afterAll(async () => {
@@ -264,10 +267,8 @@ describe('@compplan/client against a real server', () => {
         ...options,
       });
     };
-    const nextWindow = () => new Promise((resolve) => setTimeout(resolve, 1_100));
 
     it('throws RateLimitError with retryAfter once retries are spent', async () => {
-      await nextWindow();
       const sdk = limitedClient({ pacing: false, maxRetries: 0 });
       const results = await Promise.allSettled([sdk.ping(), sdk.ping(), sdk.ping()]);
       const rejected = results.filter((result) => result.status === 'rejected');
@@ -278,7 +279,6 @@ describe('@compplan/client against a real server', () => {
     });
 
     it('retries 429s, waiting Retry-After, and holds every request in flight in the same backoff', async () => {
-      await nextWindow();
       const sdk = limitedClient({ pacing: false, maxRetries: 5 });
       const pongs = await Promise.all(Array.from({ length: 6 }, () => sdk.ping()));
       expect(pongs).toEqual(Array.from({ length: 6 }, () => ({ message: 'pong' })));
@@ -294,7 +294,6 @@ describe('@compplan/client against a real server', () => {
     });
 
     it('paces itself from the RateLimit-Policy header, so that a long walk meets no 429', async () => {
-      await nextWindow();
       const sdk = limitedClient();
       const started = Date.now();
       for (let i = 0; i < 9; i++) await sdk.ping();

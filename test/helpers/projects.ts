@@ -28,7 +28,14 @@ export interface Services {
   pandas: boolean;
 }
 
-export type ProjectName = 'sqlite' | 'postgres' | 'production' | 'web' | 'bench' | 'interop';
+export type ProjectName =
+  | 'sqlite'
+  | 'postgres'
+  | 'redis'
+  | 'production'
+  | 'web'
+  | 'bench'
+  | 'interop';
 
 export interface ProjectPlan {
   name: ProjectName;
@@ -62,20 +69,28 @@ const LACKING = {
   pandas: `pandas (Debian's python3-pandas, ${PANDAS_PACKAGE})`,
 } as const satisfies Record<keyof Services, string>;
 
-/** Each project and what it lacks: `sqlite` needs nothing, the others the services named. */
+/**
+ * What each project needs, in the order the run lists them: `sqlite` nothing; `redis` (the
+ * tests of the quota kept in Redis, test/redis) redis-server; the production topology
+ * (several instances on PostgreSQL, Redis, nginx) all three.
+ */
+export const PROJECT_NEEDS: Readonly<Record<ProjectName, readonly (keyof Services)[]>> = {
+  sqlite: [],
+  postgres: ['postgres'],
+  redis: ['redis'],
+  production: ['postgres', 'redis', 'nginx'],
+  web: ['chromium'],
+  bench: ['wrk'],
+  // Clients nobody here wrote, reading the API as their users do.
+  interop: ['pandas'],
+};
+
+/** Each project and what it lacks of what it needs (PROJECT_NEEDS). */
 export function planProjects(services: Services): ProjectPlan[] {
-  const lacking = (...needs: (keyof Services)[]) =>
-    needs.filter((need) => !services[need]).map((need) => LACKING[need]);
-  return [
-    { name: 'sqlite', missing: [] },
-    { name: 'postgres', missing: lacking('postgres') },
-    // The production topology: several instances on PostgreSQL, Redis, nginx.
-    { name: 'production', missing: lacking('postgres', 'redis', 'nginx') },
-    { name: 'web', missing: lacking('chromium') },
-    { name: 'bench', missing: lacking('wrk') },
-    // Clients nobody here wrote, reading the API as their users do.
-    { name: 'interop', missing: lacking('pandas') },
-  ];
+  return Object.entries(PROJECT_NEEDS).map(([name, needs]) => ({
+    name: name as ProjectName,
+    missing: needs.filter((need) => !services[need]).map((need) => LACKING[need]),
+  }));
 }
 
 /**

@@ -2,7 +2,7 @@
 // real import path. Each call gets its own database, so test files never share state.
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type ServerTimeouts } from '../../src/app.js';
 import {
   type Config,
   type DatabaseConfig,
@@ -14,6 +14,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { type ImportOptions, type ImportSummary, importDataSet } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { createApiKey, type NewKeyInput } from '../../src/modules/api-keys/service.js';
+import { WEBHOOK_SCHEDULE, type WebhookSchedule } from '../../src/webhooks/schedule.js';
 import { createTestDatabase } from './databases.js';
 import { assertConformsToContract } from './openapi-contract.js';
 
@@ -58,22 +59,33 @@ export interface TestServerOptions {
   redisUrl?: string;
   /** The clock the server compares key expiry with (a TestClock's now): tests never sleep. */
   now?: () => number;
+  /** The clock of the key verifier's confirmation window (a TestClock's now). */
+  monotonic?: () => number;
   /** CHANGE_RETENTION_DAYS; the default (30) when absent. */
   changeRetentionDays?: number;
   /** Runs a webhook dispatcher with this configuration, as `compplan serve` does. */
   webhooks?: WebhookConfig;
+  /** The dispatcher's retry delays and lease (scaledSchedule); the real ones when absent. */
+  webhookSchedule?: WebhookSchedule;
+  /** Shorter HTTP server timeouts, for a test to see them act in a second, not 10. */
+  timeouts?: Partial<ServerTimeouts>;
   /** How many audit log entries the server keeps while the database refuses them. */
   auditBufferLimit?: number;
 }
 
-/** A wall clock that stands still (at the real time it was made) until a test moves it. */
-export class TestClock {
-  private at = Date.now();
-  readonly now = () => this.at;
-  advance(ms: number): void {
-    this.at += ms;
-  }
+/**
+ * The real webhook schedule with every wait multiplied by `scale` (e.g. 0.001: five
+ * minutes in 300 ms), so that a test sees retries in seconds instead of days. The lease
+ * stays at least 1 s: an attempt in flight must keep it.
+ */
+export function scaledSchedule(scale: number): WebhookSchedule {
+  return {
+    retryDelaysMs: WEBHOOK_SCHEDULE.retryDelaysMs.map((delay) => Math.round(delay * scale)),
+    leaseMs: Math.max(1_000, Math.round(WEBHOOK_SCHEDULE.leaseMs * scale)),
+  };
 }
+
+export { TestClock } from './clock.js';
 
 /** Tests that do not exercise the rate limit must never meet it. */
 export const UNLIMITED = 1_000_000;
@@ -117,7 +129,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     database,
     logStream,
     ...(options.now && { now: options.now }),
+    ...(options.monotonic && { monotonic: options.monotonic }),
     deliverWebhooks: options.webhooks !== undefined,
+    ...(options.webhookSchedule && { webhookSchedule: options.webhookSchedule }),
+    ...(options.timeouts && { timeouts: options.timeouts }),
     ...(options.auditBufferLimit !== undefined && { auditBufferLimit: options.auditBufferLimit }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

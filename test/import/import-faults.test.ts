@@ -6,9 +6,8 @@
 // - two imports of the same organisation started at once never interleave: the result is
 //   exactly that of running one, then the other (in the order they committed).
 // No hook in the code is needed: the test watches the database for the import's
-// transaction (SQLite: the write lock is taken; PostgreSQL: a compplan connection's
-// transaction has written, i.e. created the import's staging table) and kills the process
-// a measured time later.
+// transaction (test/helpers/transaction-probe.ts) and kills the process a measured time
+// later.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +15,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
@@ -27,6 +25,7 @@ import { acmeDataSet, globexDataSet } from '../fixtures/data-sets.js';
 import { cliEnvironment, REPO_ROOT, stopProcess } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { dumpTables } from '../helpers/snapshot.js';
+import { probeFor, waitForTransaction } from '../helpers/transaction-probe.js';
 
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
 const BIG_CYCLE = 'mc_70000000-0000-4000-8000-000000000001';
@@ -96,62 +95,6 @@ function startImport(database: DatabaseConfig, file: string): Run {
     at: Date.now(),
   }));
   return { child, startedAt: Date.now(), exited, output: () => output };
-}
-
-/** Watches for an import's transaction: true while one holds the database. */
-interface TransactionProbe {
-  inTransaction(): Promise<boolean>;
-  close(): Promise<void>;
-}
-
-async function probeFor(database: DatabaseConfig): Promise<TransactionProbe> {
-  if (database.dialect === 'sqlite') {
-    // No busy wait: BEGIN IMMEDIATE fails at once while the import holds the write lock.
-    const sqlite = new SQLite(database.path, { timeout: 0 });
-    return {
-      async inTransaction() {
-        try {
-          sqlite.exec('BEGIN IMMEDIATE');
-          sqlite.exec('ROLLBACK');
-          return false;
-        } catch (error) {
-          if ((error as { code?: string }).code === 'SQLITE_BUSY') return true;
-          throw error;
-        }
-      },
-      async close() {
-        sqlite.close();
-      },
-    };
-  }
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  return {
-    async inTransaction() {
-      // The import's transaction has begun once it has written: its staging table is
-      // created first, and that gives the transaction an id. (Its advisory lock comes only
-      // before the merge at the end of the file: too late to see the whole transaction.)
-      const { rows } = await client.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and application_name = 'compplan'
-            and backend_xid is not null`,
-      );
-      return (rows[0]?.n ?? 0) > 0;
-    },
-    async close() {
-      await client.end();
-    },
-  };
-}
-
-async function waitForTransaction(probe: TransactionProbe, run: Run, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe.inTransaction()) return Date.now();
-    if (run.child.exitCode !== null) throw new Error(`the import ended first: ${run.output()}`);
-    await sleep(5);
-  }
-  throw new Error('the import never began its transaction');
 }
 
 async function dump(database: DatabaseConfig) {
@@ -232,7 +175,7 @@ describe('import faults', () => {
       const scratchProbe = await probeFor(scratch);
       const calibration = startImport(scratch, bigFile);
       children.push(calibration.child);
-      const began = await waitForTransaction(scratchProbe, calibration);
+      const began = await waitForTransaction(scratchProbe, calibration.child, calibration.output);
       // Its end as the probe sees it, not the process's exit, which comes later by the
       // time the process takes to stop (more on a loaded machine).
       while (await scratchProbe.inTransaction()) await sleep(5);
@@ -255,7 +198,7 @@ describe('import faults', () => {
         children.push(run.child);
         if (delay === 'before') await sleep(50);
         else {
-          await waitForTransaction(probe, run);
+          await waitForTransaction(probe, run.child, run.output);
           await sleep(delay);
         }
         run.child.kill('SIGKILL');

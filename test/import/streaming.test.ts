@@ -27,6 +27,7 @@ import { cliEnvironment, REPO_ROOT, stopProcess } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { dumpTables } from '../helpers/snapshot.js';
+import { probeFor, waitForTransaction } from '../helpers/transaction-probe.js';
 
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
 const BIG_CYCLE = 'mc_80000000-0000-4000-8000-000000000001';
@@ -172,15 +173,27 @@ describe('streaming import', () => {
       writeSync(fd, lines);
     }
     closeSync(fd);
+    // Signalled once the import's transaction has begun, as the probe sees it from outside:
+    // its handler of SIGTERM is installed before that (src/cli/interruption.ts), and the
+    // whole file takes several seconds more to read and stage.
+    const probe = await probeFor(database.config);
     let signalled = 0;
+    let waiting: Promise<void> = Promise.resolve();
     const run = await runImport(database.config, file, (child) => {
       child.stdin?.end();
-      // Part-way: the whole file takes several seconds.
-      setTimeout(() => {
+      let output = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+      });
+      waiting = waitForTransaction(probe, child, () => output).then(() => {
         signalled = performance.now();
         child.kill('SIGTERM');
-      }, 1_200);
+      });
+      // Awaited below, once the process has ended; not an unhandled rejection meanwhile.
+      waiting.catch(() => undefined);
     });
+    await waiting;
+    await probe.close();
     const exited = performance.now() - signalled;
     expect(run).toMatchObject({
       code: 143,

@@ -17,7 +17,7 @@ import { ACME, acmeDataSet, CYCLE, largeCycleDataSet } from '../fixtures/data-se
 import { employeesPath, errorBody, JSON_TYPE } from '../helpers/api-expectations.js';
 import { runCli } from '../helpers/cli.js';
 import { createDatabaseIn } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';
 import { type PostgresCluster, startPostgres } from '../helpers/services/postgres.js';
 import { waitFor } from '../helpers/services/process.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -161,7 +161,8 @@ describe('PostgreSQL frozen (SIGSTOP) under polling clients, then let go (SIGCON
       database: await createDatabase('compplan_frozen'),
       dataSets: [acmeDataSet()],
       // Retries after 1 s instead of 5.
-      webhooks: { allowPrivateNetworks: ['127.0.0.0/8'], scheduleScale: 0.2 },
+      webhooks: { allowPrivateNetworks: ['127.0.0.0/8'] },
+      webhookSchedule: scaledSchedule(0.2),
     });
     key = await server.createKey(ACME);
     receiver = await startWebhookReceiver();

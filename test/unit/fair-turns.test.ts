@@ -60,7 +60,7 @@ describe('fair turns', () => {
   });
 
   it('ending a turn twice frees one connection, not two', async () => {
-    const turns = new FairTurns({ capacity: 1, maxWaitMs: 1_000 });
+    const turns = new FairTurns({ capacity: 1, maxWaitMs: 100 });
     const first = await turns.take('key_a');
     let secondStarted = false;
     let thirdStarted = false;
@@ -74,7 +74,7 @@ describe('fair turns', () => {
     first();
     await settled();
     expect([secondStarted, thirdStarted]).toEqual([true, false]);
-    // The third waits out its 1 s and gives up.
+    // The third waits out its 100 ms and gives up.
     await expect(third).rejects.toMatchObject({ statusCode: 503 });
   });
 });

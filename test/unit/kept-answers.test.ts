@@ -3,10 +3,10 @@
 // push every other organisation's answers out. Small limits here; the cache itself uses
 // 16 MiB and 4 MiB (src/http/response-cache.ts; its behaviour over HTTP is in
 // test/api/response-cache.test.ts).
-import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type KeptAnswer, KeptAnswers } from '../../src/http/kept-answers.js';
+import { TestClock } from '../helpers/clock.js';
 
 const KIB = 1024;
 const limits = {
@@ -87,14 +87,17 @@ describe('kept answers', () => {
     expect(kept.get(reader('org_a'), page(1))?.encoded.gzip?.length).toBe(KIB);
   });
 
-  it('an answer is kept for its maximum age from when it was built: adding an encoding does not renew it, building it again does', async () => {
-    const kept = new KeptAnswers({ ...limits, maxAgeMs: 1_000 });
+  it('an answer is kept for its maximum age from when it was built: adding an encoding does not renew it, building it again does', () => {
+    const clock = new TestClock();
+    const kept = new KeptAnswers({ ...limits, maxAgeMs: 1_000 }, clock);
     kept.keep(reader('org_a'), page(1), answer(KIB));
     kept.keep(reader('org_a'), page(2), answer(KIB));
-    await sleep(700);
+    clock.advance(700);
     kept.addEncoding(reader('org_a'), page(1), 'br', Buffer.alloc(100));
     kept.keep(reader('org_a'), page(2), answer(KIB)); // built again
-    await sleep(500);
+    clock.advance(299);
+    expect(kept.get(reader('org_a'), page(1))).toBeDefined();
+    clock.advance(2);
     expect(kept.get(reader('org_a'), page(1))).toBeUndefined();
     expect(kept.get(reader('org_a'), page(2))).toBeDefined();
   });

@@ -26,10 +26,11 @@ const NGINX = `nginx (${NGINX_BIN})`;
 const PANDAS = "pandas (Debian's python3-pandas, /usr/lib/python3/dist-packages/pandas)";
 
 describe('the test projects a machine runs', () => {
-  it('are all six when PostgreSQL, Redis, nginx, Chromium, wrk and pandas are there', () => {
+  it('are all seven when PostgreSQL, Redis, nginx, Chromium, wrk and pandas are there', () => {
     expect(planProjects(everything)).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [] },
+      { name: 'redis', missing: [] },
       { name: 'production', missing: [] },
       { name: 'web', missing: [] },
       { name: 'bench', missing: [] },
@@ -41,6 +42,7 @@ describe('the test projects a machine runs', () => {
     expect(planProjects(nothing)).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [POSTGRES] },
+      { name: 'redis', missing: ['redis-server (on PATH)'] },
       {
         name: 'production',
         missing: [POSTGRES, 'redis-server (on PATH)', NGINX],
@@ -51,10 +53,11 @@ describe('the test projects a machine runs', () => {
     ]);
   });
 
-  it('leave out production alone when only Redis is missing', () => {
+  it('leave out redis and production when only Redis is missing', () => {
     expect(planProjects({ ...everything, redis: false })).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [] },
+      { name: 'redis', missing: ['redis-server (on PATH)'] },
       { name: 'production', missing: ['redis-server (on PATH)'] },
       { name: 'web', missing: [] },
       { name: 'bench', missing: [] },
@@ -66,18 +69,19 @@ describe('the test projects a machine runs', () => {
 describe('the lines that close a run', () => {
   it('list the projects run and nothing else when none was skipped, and pass under CI', () => {
     const plans = planProjects(everything);
-    const all = ['sqlite', 'postgres', 'production', 'web', 'bench', 'interop'];
+    const all = ['sqlite', 'postgres', 'redis', 'production', 'web', 'bench', 'interop'];
     expect(projectsSummary(plans, all, true)).toEqual({
-      lines: ['Test projects run: sqlite, postgres, production, web, bench, interop'],
+      lines: ['Test projects run: sqlite, postgres, redis, production, web, bench, interop'],
       failed: false,
     });
   });
 
   it('name each skipped project and what it lacks; outside CI the run still passes', () => {
     const plans = planProjects({ ...everything, nginx: false, chromium: false });
-    expect(projectsSummary(plans, ['sqlite', 'postgres', 'bench', 'interop'], false)).toEqual({
+    const ran = ['sqlite', 'postgres', 'redis', 'bench', 'interop'];
+    expect(projectsSummary(plans, ran, false)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres, bench, interop',
+        'Test projects run: sqlite, postgres, redis, bench, interop',
         `Test project skipped: production, for lack of ${NGINX}`,
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
       ],
@@ -87,11 +91,10 @@ describe('the lines that close a run', () => {
 
   it('fail the run under CI when a project was skipped, saying which', () => {
     const plans = planProjects({ ...everything, chromium: false });
-    expect(
-      projectsSummary(plans, ['sqlite', 'postgres', 'production', 'bench', 'interop'], true),
-    ).toEqual({
+    const ran = ['sqlite', 'postgres', 'redis', 'production', 'bench', 'interop'];
+    expect(projectsSummary(plans, ran, true)).toEqual({
       lines: [
-        'Test projects run: sqlite, postgres, production, bench, interop',
+        'Test projects run: sqlite, postgres, redis, production, bench, interop',
         'Test project skipped: web, for lack of Chromium (/usr/bin/chromium)',
         'CI=true: every test project must run, and web did not: install what it lacks (.ci/run installs it all).',
       ],
@@ -104,7 +107,7 @@ describe('the lines that close a run', () => {
     expect(projectsSummary(plans, ['sqlite'], true)).toEqual({
       lines: [
         'Test projects run: sqlite',
-        'Test projects not run (no test of theirs selected): postgres, production, web, bench, interop',
+        'Test projects not run (no test of theirs selected): postgres, redis, production, web, bench, interop',
       ],
       failed: false,
     });

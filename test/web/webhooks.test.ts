@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';
 import { signInNewOwner } from '../helpers/web-browser-session.js';
 import { webDataSet } from '../helpers/web-client.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -42,7 +42,8 @@ describe('webhooks in the browser', () => {
     server = await startTestServer({
       database: database.config,
       dataSets: [webDataSet('initech')],
-      webhooks: { allowPrivateNetworks: ['127.0.0.0/8'], scheduleScale: 0.001 },
+      webhooks: { allowPrivateNetworks: ['127.0.0.0/8'] },
+      webhookSchedule: scaledSchedule(0.001),
     });
     receiver = await startWebhookReceiver();
     browser = await launchBrowser(server.url);

@@ -13,7 +13,7 @@ import {
 } from '../../src/webhooks/address-filter.js';
 import { recordPing } from '../../src/webhooks/outbox.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const REFUSED = {
@@ -96,18 +96,12 @@ describe('the address filter', () => {
   });
 
   it('reads WEBHOOK_ALLOW_PRIVATE_NETWORKS like every variable: a bad entry names the variable', () => {
-    expect(loadConfig({}).webhooks).toEqual({ allowPrivateNetworks: [], scheduleScale: 1 });
-    expect(
-      loadConfig({
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8, ::1',
-        WEBHOOK_SCHEDULE_SCALE: '0.001',
-      }).webhooks,
-    ).toEqual({ allowPrivateNetworks: ['127.0.0.0/8', '::1'], scheduleScale: 0.001 });
+    expect(loadConfig({}).webhooks).toEqual({ allowPrivateNetworks: [] });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8, ::1' }).webhooks).toEqual({
+      allowPrivateNetworks: ['127.0.0.0/8', '::1'],
+    });
     expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: '10.0.0.0/33' })).toThrow(
       'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.20.0.0/16,127.0.0.0/8 (got "10.0.0.0/33")',
-    );
-    expect(() => loadConfig({ WEBHOOK_SCHEDULE_SCALE: '2' })).toThrow(
-      'WEBHOOK_SCHEDULE_SCALE must be a decimal number above 0 and at most 1, e.g. 0.001 (got "2")',
     );
   });
 });
@@ -124,7 +118,8 @@ describe('the delivery-time check, with loopback receivers', () => {
   const ORG = 'filtered';
   async function serverAllowing(allowPrivateNetworks: string[]) {
     server = await startTestServer({
-      webhooks: { allowPrivateNetworks, scheduleScale: 0.001 },
+      webhooks: { allowPrivateNetworks },
+      webhookSchedule: scaledSchedule(0.001),
       dataSets: [
         { organization: { slug: ORG, name: 'Filtered', apiKeysEnabled: false }, meritCycles: [] },
       ],

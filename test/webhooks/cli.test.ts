@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
+import { listOrganizationWebhooks, removeWebhookEndpointById } from '../../src/webhooks/service.js';
 import { type CliServer, runCli, startCliServer, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -55,9 +56,6 @@ describe('compplan webhooks', () => {
     const server = await startCliServer([], {
       ...env,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
-      // Retries and the lease 1/20 of the real ones: a dead instance's lease (30 s) runs
-      // out in 1.5 s.
-      WEBHOOK_SCHEDULE_SCALE: '0.05',
     });
     servers.push(server);
     return server;
@@ -93,6 +91,16 @@ describe('compplan webhooks', () => {
     return JSON.parse(result.stdout) as Listed[];
   }
 
+  /** The endpoints as `list` reads them, read in this process: polled without a command each time. */
+  async function listed() {
+    const handle = openDatabase(database.config);
+    try {
+      return await listOrganizationWebhooks(handle.db, ORG);
+    } finally {
+      await handle.db.destroy();
+    }
+  }
+
   async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 20_000) {
     const deadline = Date.now() + ms;
     for (;;) {
@@ -122,8 +130,15 @@ describe('compplan webhooks', () => {
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.stop()));
     await receiver.close();
-    for (const endpoint of await list()) {
-      await runCli(['webhooks', 'remove', endpoint.id], { env });
+    // Through the service `webhooks remove` calls, in this process: a command started for
+    // each endpoint would only repeat what the test of `remove` runs.
+    const handle = openDatabase(database.config);
+    try {
+      for (const endpoint of await listOrganizationWebhooks(handle.db, ORG)) {
+        await removeWebhookEndpointById(handle.db, endpoint.id);
+      }
+    } finally {
+      await handle.db.destroy();
     }
   });
 
@@ -222,7 +237,8 @@ describe('compplan webhooks', () => {
       violations: [],
       body: { type: 'ping', data: { endpointId: added.id } },
     });
-    const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    await until(listed, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    const [endpoint] = await list();
     expect(endpoint?.deliveries).toEqual([
       expect.objectContaining({ id: ping?.id, eventType: 'ping', state: 'delivered', attempts: 1 }),
     ]);
@@ -262,6 +278,20 @@ describe('compplan webhooks', () => {
     const [held] = await receiver.waitFor(1);
     first.process.kill('SIGKILL');
     await new Promise((resolve) => first.process.once('exit', resolve));
+    // The dead instance's lease (30 s) runs out: its end moved to now in the database, as
+    // the clock would move it, instead of waited for.
+    const handle = openDatabase(database.config);
+    try {
+      const leased = await handle.db
+        .updateTable('webhook_deliveries')
+        .set({ lease_expires_at: new Date().toISOString() })
+        .where('id', '=', held?.id ?? '')
+        .where('lease_expires_at', 'is not', null)
+        .executeTakeFirst();
+      expect(leased.numUpdatedRows).toBe(1n);
+    } finally {
+      await handle.db.destroy();
+    }
 
     await serve();
     const received = await receiver.waitFor(2);
@@ -270,7 +300,8 @@ describe('compplan webhooks', () => {
       [held?.id, 'meritCycle.updated', true],
     ]);
     expect(received[1]?.rawBody).toBe(held?.rawBody);
-    const [endpoint] = await until(list, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    await until(listed, (l) => l[0]?.deliveries[0]?.state === 'delivered');
+    const [endpoint] = await list();
     expect(endpoint?.deliveries).toEqual([
       expect.objectContaining({ id: held?.id, state: 'delivered', attempts: 1 }),
     ]);

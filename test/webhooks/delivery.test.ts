@@ -1,7 +1,7 @@
 // Delivery by the dispatcher of a server started as `compplan serve` starts it (buildApp
 // with deliverWebhooks), over the real database, to real receivers on loopback that
-// verify every signature with the standardwebhooks library. The retry schedule is scaled
-// down (WEBHOOK_SCHEDULE_SCALE, test-only), so five minutes take a fraction of a second.
+// verify every signature with the standardwebhooks library. The dispatcher is given the
+// retry schedule scaled down (scaledSchedule), so five minutes take a fraction of a second.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CHANGE_RETENTION_DAYS, type WebhookConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
@@ -10,13 +10,14 @@ import { removeMeritCycle } from '../../src/modules/merit-cycles/removal.js';
 import { recordPing } from '../../src/webhooks/outbox.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
 import { createTestDatabase } from '../helpers/databases.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const ORG = 'hooked';
 const CYCLE_A = 'mc_30000000-0000-4000-8000-00000000000a';
 const CYCLE_B = 'mc_30000000-0000-4000-8000-00000000000b';
-const LOOPBACK: WebhookConfig = { allowPrivateNetworks: ['127.0.0.0/8'], scheduleScale: 0.001 };
+const LOOPBACK: WebhookConfig = { allowPrivateNetworks: ['127.0.0.0/8'] };
+const FAST = scaledSchedule(0.001);
 
 function employee(n: number, title = 'Engineer') {
   return {
@@ -105,7 +106,11 @@ describe('webhook delivery after imports', () => {
   let server: TestServer;
   let receiver: WebhookReceiver;
   beforeEach(async () => {
-    server = await startTestServer({ webhooks: LOOPBACK, dataSets: [dataSet()] });
+    server = await startTestServer({
+      webhooks: LOOPBACK,
+      webhookSchedule: FAST,
+      dataSets: [dataSet()],
+    });
     receiver = await startWebhookReceiver();
   });
   afterEach(async () => {
@@ -245,7 +250,8 @@ describe('retries until the schedule ends', () => {
   it('after the last retry fails the endpoint is marked failing; a later success marks it active again', async () => {
     // 1/100,000 of the real schedule: the twelve attempts of ~68 hours in ~2.5 s.
     const server = await startTestServer({
-      webhooks: { allowPrivateNetworks: ['127.0.0.0/8'], scheduleScale: 0.00001 },
+      webhooks: LOOPBACK,
+      webhookSchedule: scaledSchedule(0.00001),
       dataSets: [dataSet()],
     });
     const receiver = await startWebhookReceiver();
@@ -288,6 +294,7 @@ describe('shutdown', () => {
       const server = await startTestServer({
         database: database.config,
         webhooks: LOOPBACK,
+        webhookSchedule: FAST,
         dataSets: [dataSet()],
       });
       receiver.answers = ['hang'];
@@ -327,7 +334,7 @@ describe('retention', () => {
     // No allowance: the dispatcher's attempts at the loopback endpoint are refused before
     // anything is sent, and the states below are set by hand.
     const server = await startTestServer({
-      webhooks: { allowPrivateNetworks: [], scheduleScale: 1 },
+      webhooks: { allowPrivateNetworks: [] },
       dataSets: [dataSet()],
     });
     try {

@@ -7,7 +7,7 @@ import { findOrganizationBySlug } from '../../src/modules/organizations/reposito
 import { createUser } from '../../src/modules/users/service.js';
 import { listWebhookEndpoints } from '../../src/webhooks/repository.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';
 import { hiddenFieldsOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -40,7 +40,8 @@ describe('Settings → Connections → Webhooks', () => {
 
   beforeAll(async () => {
     server = await startTestServer({
-      webhooks: { allowPrivateNetworks: ['127.0.0.0/8'], scheduleScale: 0.001 },
+      webhooks: { allowPrivateNetworks: ['127.0.0.0/8'] },
+      webhookSchedule: scaledSchedule(0.001),
       dataSets: [webDataSet('initech'), webDataSet('globex')],
     });
     const user = await createUser(server.database.db, {

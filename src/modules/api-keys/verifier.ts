@@ -46,7 +46,7 @@ interface CacheEntry {
   key: AuthenticatedKey | null;
   /** The generation when the lookup began: a change seen since voids the answer. */
   generation: number;
-  /** performance.now() when the lookup began. */
+  /** The monotonic clock's reading when the lookup began. */
   lookedUpAt: number;
 }
 
@@ -58,6 +58,11 @@ export interface VerifierEvents {
   onError: (error: unknown, what: 'last-used' | 'confirmation') => void;
   /** The wall clock expiry is compared with (ms since the epoch); tests set their own. */
   now?: () => number;
+  /**
+   * The clock how long an answer has gone unconfirmed is measured with (ms, any origin);
+   * performance.now() when absent. Tests move their own instead of waiting seconds.
+   */
+  monotonic?: () => number;
 }
 
 export class ApiKeyVerifier {
@@ -65,14 +70,16 @@ export class ApiKeyVerifier {
   /** Bumped whenever the keys' revision is seen to move: older answers are void. */
   private generation = 0;
   private keysRevision: number | undefined;
-  /** performance.now() when the last confirmation that succeeded began. */
+  /** The monotonic clock's reading when the last confirmation that succeeded began. */
   private confirmedAt = Number.NEGATIVE_INFINITY;
-  private confirming = false;
+  /** The confirmation under way, if any. */
+  private confirmation: Promise<void> | undefined;
   private confirmationFailing = false;
   /** Key id → when (ms since the epoch) and from where it was last used: a number per
    * request, text only when written. */
   private pendingLastUsed = new Map<string, LastUse>();
   private readonly now: () => number;
+  private readonly monotonic: () => number;
   private readonly timers: NodeJS.Timeout[];
 
   constructor(
@@ -81,17 +88,21 @@ export class ApiKeyVerifier {
     private readonly events: VerifierEvents,
   ) {
     this.now = events.now ?? Date.now;
+    this.monotonic = events.monotonic ?? (() => performance.now());
     this.cache = new LRUCache<string, CacheEntry>({
       max: KEY_CACHE_MAX_ENTRIES,
       // Concurrent requests with the same key share one database lookup.
       fetchMethod: async (secretHash) => {
-        const entry = { generation: this.generation, lookedUpAt: performance.now() };
+        const entry = { generation: this.generation, lookedUpAt: this.monotonic() };
         this.events.onLookup?.();
         return { ...entry, key: (await findActiveKeyByHash(this.db, secretHash)) ?? null };
       },
     });
     this.timers = [
-      setInterval(() => void this.confirm(), CONFIRM_EVERY_MS),
+      // One reading at a time: while one hangs (the database unreachable), none pile up.
+      setInterval(() => {
+        if (!this.confirmation) void this.confirm();
+      }, CONFIRM_EVERY_MS),
       setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS),
     ];
     for (const timer of this.timers) timer.unref();
@@ -139,18 +150,27 @@ export class ApiKeyVerifier {
 
   private usable(entry: CacheEntry): boolean {
     if (entry.generation !== this.generation) return false;
-    return performance.now() - Math.max(entry.lookedUpAt, this.confirmedAt) < UNCONFIRMED_MS;
+    return this.monotonic() - Math.max(entry.lookedUpAt, this.confirmedAt) < UNCONFIRMED_MS;
   }
 
   /**
-   * Confirms the answers kept: when the keys' revision has not moved since the last
-   * reading, every answer that was right then is still right as of when this reading
-   * began; when it has, all of them are void.
+   * Confirms the answers kept, as of this call: when the keys' revision has not moved
+   * since the last reading, every answer that was right then is still right as of when
+   * this reading began; when it has, all of them are void. A reading already under way
+   * began earlier: it is waited for, and the revision read again.
    */
   async confirm(): Promise<void> {
-    if (this.confirming) return;
-    this.confirming = true;
-    const startedAt = performance.now();
+    while (this.confirmation) await this.confirmation;
+    this.confirmation = this.readRevision();
+    try {
+      await this.confirmation;
+    } finally {
+      this.confirmation = undefined;
+    }
+  }
+
+  private async readRevision(): Promise<void> {
+    const startedAt = this.monotonic();
     try {
       const revision = await readKeysRevision(this.db);
       if (revision !== this.keysRevision) {
@@ -163,8 +183,6 @@ export class ApiKeyVerifier {
       // Once per outage, not every second.
       if (!this.confirmationFailing) this.events.onError(error, 'confirmation');
       this.confirmationFailing = true;
-    } finally {
-      this.confirming = false;
     }
   }
 
