@@ -26,6 +26,8 @@ export interface Services {
   wrk: boolean;
   /** Debian's python3-pandas, which reads the bulk download in test/interop. */
   pandas: boolean;
+  /** xmllint (Debian's libxml2-utils), which checks $metadata against OASIS's schemas in test/interop. */
+  xmllint: boolean;
 }
 
 export type ProjectName =
@@ -57,6 +59,7 @@ export function detectServices(): Services {
     chromium: existsSync(CHROMIUM),
     wrk: onPath('wrk'),
     pandas: existsSync(PYTHON) && existsSync(PANDAS_PACKAGE),
+    xmllint: onPath('xmllint'),
   };
 }
 
@@ -67,6 +70,7 @@ const LACKING = {
   chromium: `Chromium (${CHROMIUM})`,
   wrk: 'wrk (on PATH)',
   pandas: `pandas (Debian's python3-pandas, ${PANDAS_PACKAGE})`,
+  xmllint: "xmllint (Debian's libxml2-utils, on PATH)",
 } as const satisfies Record<keyof Services, string>;
 
 /**
@@ -82,7 +86,7 @@ export const PROJECT_NEEDS: Readonly<Record<ProjectName, readonly (keyof Service
   web: ['chromium'],
   bench: ['wrk'],
   // Clients nobody here wrote, reading the API as their users do.
-  interop: ['pandas'],
+  interop: ['pandas', 'xmllint'],
 };
 
 /** Each project and what it lacks of what it needs (PROJECT_NEEDS). */

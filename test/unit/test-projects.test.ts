@@ -12,6 +12,7 @@ const everything: Services = {
   chromium: true,
   wrk: true,
   pandas: true,
+  xmllint: true,
 };
 const nothing: Services = {
   postgres: false,
@@ -20,13 +21,15 @@ const nothing: Services = {
   chromium: false,
   wrk: false,
   pandas: false,
+  xmllint: false,
 };
 const POSTGRES = `PostgreSQL (${POSTGRES_BIN}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL)`;
 const NGINX = `nginx (${NGINX_BIN})`;
 const PANDAS = "pandas (Debian's python3-pandas, /usr/lib/python3/dist-packages/pandas)";
+const XMLLINT = "xmllint (Debian's libxml2-utils, on PATH)";
 
 describe('the test projects a machine runs', () => {
-  it('are all seven when PostgreSQL, Redis, nginx, Chromium, wrk and pandas are there', () => {
+  it('are all seven when PostgreSQL, Redis, nginx, Chromium, wrk, pandas and xmllint are there', () => {
     expect(planProjects(everything)).toEqual([
       { name: 'sqlite', missing: [] },
       { name: 'postgres', missing: [] },
@@ -49,7 +52,7 @@ describe('the test projects a machine runs', () => {
       },
       { name: 'web', missing: ['Chromium (/usr/bin/chromium)'] },
       { name: 'bench', missing: ['wrk (on PATH)'] },
-      { name: 'interop', missing: [PANDAS] },
+      { name: 'interop', missing: [PANDAS, XMLLINT] },
     ]);
   });
 
