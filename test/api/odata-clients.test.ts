@@ -8,7 +8,6 @@
 import { OData } from '@odata/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Employee } from '../../src/modules/employees/schema.js';
-import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { FEED_CYCLE, FEEDCO, feedDataSet } from '../fixtures/feed-data-sets.js';
 import { employeesPath, walkPages } from '../helpers/api-expectations.js';
 import { FEED } from '../helpers/feed.js';
@@ -20,16 +19,14 @@ describe('the OData feed read by clients nobody here wrote', () => {
   let server: TestServer;
   let full: string;
   let scoped: string;
-  let acme: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ dataSets: [feedDataSet(), acmeDataSet()] });
+    server = await startTestServer({ dataSets: [feedDataSet()] });
     full = await server.createKey(FEEDCO, 'bi');
     scoped = await server.createKey(FEEDCO, 'dashboard', {
       cycles: [FEED_CYCLE.usd],
       hiddenColumns: ['basePay'],
     });
-    acme = await server.createKey(ACME, 'acme');
   });
   afterAll(() => server.close());
 
