@@ -12,6 +12,7 @@ import { webForms } from './migrations/0008-web-forms.js';
 import { leastPrivilegeKeys } from './migrations/0009-least-privilege-keys.js';
 import { changeTracking } from './migrations/0010-change-tracking.js';
 import { webhooksSchema } from './migrations/0011-webhooks.js';
+import { webManagement } from './migrations/0014-web-management.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -26,6 +27,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0009-least-privilege-keys': leastPrivilegeKeys(dialect),
     '0010-change-tracking': changeTracking(dialect),
     '0011-webhooks': webhooksSchema(dialect),
+    '0014-web-management': webManagement(dialect),
   };
 }
 

@@ -127,6 +127,8 @@ export interface UsersTable {
   must_change_password: Flag;
   created_at: Timestamp;
   password_changed_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  /** The last sign-in with a password (migration 0014); null before the first. */
+  last_signed_in_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
 }
 
 /** A signed-in browser session (migration 0002). */

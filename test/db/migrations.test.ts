@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0014-web-management', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -80,6 +81,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0014-web-management',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -228,6 +230,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0014-web-management', 'Success'],
       ['0011-webhooks', 'Success'],
       ['0010-change-tracking', 'Success'],
       ['0009-least-privilege-keys', 'Success'],
@@ -248,6 +251,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0009-least-privilege-keys',
       '0010-change-tracking',
       '0011-webhooks',
+      '0014-web-management',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -279,6 +283,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0014-web-management', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
         ['0010-change-tracking', 'Down', 'Success'],
         ['0009-least-privilege-keys', 'Down', 'Success'],
@@ -293,6 +298,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0009-least-privilege-keys',
         '0010-change-tracking',
         '0011-webhooks',
+        '0014-web-management',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);

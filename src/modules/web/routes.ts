@@ -37,7 +37,7 @@ import {
   startSession,
   tokensMatch,
 } from '../sessions/service.js';
-import { emailKey } from '../users/repository.js';
+import { emailKey, noteSignIn } from '../users/repository.js';
 import { authenticate, chooseNewPassword, passwordProblem } from '../users/service.js';
 import { ASSETS } from './assets.js';
 import {
@@ -54,6 +54,8 @@ import {
   setCookie,
 } from './http.js';
 import { formMessage, keyChoices, restrictionsOf } from './key-restrictions.js';
+import type { PageContext } from './pages/context.js';
+import { registerUserPages, USERS_PAGE } from './pages/users.js';
 import {
   choosePasswordPage,
   connectionsPage,
@@ -199,7 +201,7 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
       request.log.info({ url: request.url }, 'web form sent again: nothing done');
       const route = request.routeOptions.url ?? '';
       const page =
-        route === ROLES ? ROLES : route.startsWith(WEBHOOKS_PAGE) ? WEBHOOKS_PAGE : CONNECTIONS;
+        [ROLES, USERS_PAGE, WEBHOOKS_PAGE].find((p) => route.startsWith(p)) ?? CONNECTIONS;
       return redirect(reply, `${page}?${RESENT}`);
     }
   }
@@ -298,6 +300,7 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     const previous = readCookie(request, SESSION_COOKIE);
     if (previous) await endSession(app.db, previous);
     const session = await startSession(app.db, user);
+    await noteSignIn(app.db, user.id, new Date().toISOString());
     cookie(request, reply, SESSION_COOKIE, session.id);
     cookie(request, reply, SIGN_IN_COOKIE, '');
     request.log.info({ userId: user.id }, 'signed in');
@@ -448,16 +451,17 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     }
   });
 
-  // --- Settings → Connections → Webhooks ---------------------------------------------
-  registerWebhookPages(app, {
+  // --- Settings → Connections → Webhooks, Users, Data ----------------------------------
+  const pages: PageContext = {
     signedIn,
     signedInPost,
     view,
     sessionIdOf: (request) => signedOf(request).sessionId,
     notFound: (reply) => sendPage(reply, 404, notFoundPage()),
-    config: options.webhooks,
     resentFlag: RESENT,
-  });
+  };
+  registerWebhookPages(app, { ...pages, config: options.webhooks });
+  registerUserPages(app, pages);
 
   // --- Settings → Roles & Permissions -------------------------------------------------
   app.get<{ Querystring: { saved?: string; [RESENT]?: string } }>(
