@@ -158,6 +158,15 @@ export interface ApiKeysRevisionTable {
   revision: number | string;
 }
 
+/** A merit cycle's employee count and last import (migration 0014; src/import/cycle-imports.ts). */
+export interface MeritCycleImportsTable {
+  merit_cycle_id: string;
+  employee_count: ColumnType<number | string, number, number>;
+  imported_at: NullableTimestamp;
+  imported_by: string | null;
+  employees: string | null;
+}
+
 /** An endpoint an organisation's events are sent to (migration 0011). */
 export interface WebhookEndpointsTable {
   id: string;
@@ -214,6 +223,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  merit_cycle_imports: MeritCycleImportsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

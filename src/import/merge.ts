@@ -45,6 +45,12 @@ export interface ImportOptions {
   now?: Date;
 }
 
+/** The summary, and what the import did to each cycle (in the file's order). */
+export interface MergeOutcome {
+  summary: ImportSummary;
+  cycles: CycleChange[];
+}
+
 /** A problem the stored data finds with the file: the only one reported. */
 const refused = (path: Path, message: string) => new ImportError([{ path, message }]);
 
@@ -55,7 +61,7 @@ export async function merge(
   cycles: readonly CycleState[],
   options: ImportOptions,
   now: string,
-): Promise<ImportSummary> {
+): Promise<MergeOutcome> {
   const { id: organizationId, ...organization } = await upsertOrganization(
     trx,
     root.organization,
@@ -92,7 +98,7 @@ export async function merge(
   await change.finish(trx, options.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS);
   // Webhook events, in this transaction: none for an import that fails (src/webhooks).
   await recordImportEvents(trx, organizationId, changes, now);
-  return summary;
+  return { summary, cycles: changes };
 }
 
 async function upsertOrganization(

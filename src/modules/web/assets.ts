@@ -208,6 +208,7 @@ thead th { white-space: nowrap; font-size: 0.78rem; text-transform: uppercase; l
 tbody th { font-weight: 600; }
 tbody tr:last-child th, tbody tr:last-child td { border-bottom: 0; }
 td.actions { text-align: right; white-space: nowrap; }
+th.number, td.number { text-align: right; font-variant-numeric: tabular-nums; }
 td time { white-space: nowrap; }
 /* What belongs to a cell's value, on a line of its own under it (a key's prefix, expiry). */
 .sub { display: block; margin-top: 0.15rem; font-size: 0.8rem; font-weight: 400; color: var(--muted); }

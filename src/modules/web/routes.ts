@@ -55,6 +55,7 @@ import {
 } from './http.js';
 import { formMessage, keyChoices, restrictionsOf } from './key-restrictions.js';
 import type { PageContext } from './pages/context.js';
+import { DATA_PAGE, registerDataPages } from './pages/data.js';
 import { registerUserPages, USERS_PAGE } from './pages/users.js';
 import {
   choosePasswordPage,
@@ -201,7 +202,8 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
       request.log.info({ url: request.url }, 'web form sent again: nothing done');
       const route = request.routeOptions.url ?? '';
       const page =
-        [ROLES, USERS_PAGE, WEBHOOKS_PAGE].find((p) => route.startsWith(p)) ?? CONNECTIONS;
+        [ROLES, USERS_PAGE, DATA_PAGE, WEBHOOKS_PAGE].find((p) => route.startsWith(p)) ??
+        CONNECTIONS;
       return redirect(reply, `${page}?${RESENT}`);
     }
   }
@@ -462,6 +464,7 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
   };
   registerWebhookPages(app, { ...pages, config: options.webhooks });
   registerUserPages(app, pages);
+  registerDataPages(app, pages);
 
   // --- Settings → Roles & Permissions -------------------------------------------------
   app.get<{ Querystring: { saved?: string; [RESENT]?: string } }>(
