@@ -157,3 +157,26 @@ export function webDataSet(slug: string, apiKeysEnabled = true): DataSetInput {
     ],
   };
 }
+
+/** webDataSet's organisation with employees (of these emails) in its merit cycle. */
+export function staffedDataSet(slug: string, emails: string[]): DataSetInput {
+  const base = webDataSet(slug);
+  const [cycle] = base.meritCycles;
+  if (!cycle) throw new Error('webDataSet has a cycle');
+  return {
+    ...base,
+    meritCycles: [
+      {
+        ...cycle,
+        employees: emails.map((email, index) => ({
+          email,
+          firstName: `First${index}`,
+          lastName: `Last${index}`,
+          currencyCode: 'USD',
+          eligibilityStatus: 'eligible',
+          columns: { department: { name: 'Department', type: 'text', value: `Team ${index}` } },
+        })),
+      },
+    ],
+  };
+}

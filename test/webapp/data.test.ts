@@ -4,35 +4,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, migratorOf } from '../../src/db/migrate.js';
-import type { DataSetInput } from '../../src/import/schema.js';
 import { createUser } from '../../src/modules/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { textOf, WebClient, webDataSet } from '../helpers/web-client.js';
+import { staffedDataSet, textOf, WebClient } from '../helpers/web-client.js';
 
 const PASSWORD = 'a long enough password';
 const DATA = '/app/settings/data';
-
-export function staffedDataSet(slug: string, emails: string[]): DataSetInput {
-  const base = webDataSet(slug);
-  const [cycle] = base.meritCycles;
-  if (!cycle) throw new Error('webDataSet has a cycle');
-  return {
-    ...base,
-    meritCycles: [
-      {
-        ...cycle,
-        employees: emails.map((email, index) => ({
-          email,
-          firstName: `First${index}`,
-          lastName: `Last${index}`,
-          currencyCode: 'USD',
-          eligibilityStatus: 'eligible',
-          columns: { department: { name: 'Department', type: 'text', value: `Team ${index}` } },
-        })),
-      },
-    ],
-  };
-}
 
 describe('Settings → Data', () => {
   let server: TestServer;
