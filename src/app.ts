@@ -159,6 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webRoutes, {
     prefix: '/app',
     webhooks: webhookConfig,
+    changeRetentionDays: config.changeRetentionDays,
   });
   await app.register(homeRoutes);
   notAllowed.register();

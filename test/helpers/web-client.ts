@@ -69,6 +69,30 @@ export class WebClient {
     };
   }
 
+  /** Posts a multipart form with one file, as a browser uploads one. */
+  async upload(
+    path: string,
+    fields: Record<string, string>,
+    file: { name: string; content: string | Uint8Array },
+  ): Promise<WebResponse> {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append('file', new Blob([file.content]), file.name);
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { cookie: this.cookieHeader() },
+      body: form,
+      redirect: 'manual',
+    });
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: await response.text(),
+      location: response.headers.get('location'),
+      setCookies: response.headers.getSetCookie(),
+    };
+  }
+
   get(path: string, headers?: Record<string, string>): Promise<WebResponse> {
     return this.request('GET', path, headers ? { headers } : {});
   }

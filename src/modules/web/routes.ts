@@ -4,6 +4,7 @@
 // Keys and the setting are changed through the same modules as `compplan keys` and
 // `compplan orgs set`, so the page and the command line cannot disagree.
 
+import multipart from '@fastify/multipart';
 import type {
   FastifyError,
   FastifyPluginAsync,
@@ -12,6 +13,7 @@ import type {
   RouteShorthandOptions,
 } from 'fastify';
 import type { WebhookConfig } from '../../config.js';
+import { UploadStaging } from '../../import/uploads.js';
 import { findApiKey } from '../api-keys/repository.js';
 import {
   createApiKey,
@@ -129,8 +131,13 @@ const notFoundPage = () =>
     label: 'Go to Settings',
   });
 
-export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async (app, options) => {
+export const webRoutes: FastifyPluginAsync<{
+  webhooks: WebhookConfig;
+  changeRetentionDays: number;
+}> = async (app, options) => {
   acceptForms(app);
+  // Uploads (Settings → Data) are read part by part as they arrive, never whole.
+  await app.register(multipart, { throwFileSizeLimit: true });
   addSecurityHeaders(app);
   app.decorateRequest('signed', null);
 
@@ -464,7 +471,16 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
   };
   registerWebhookPages(app, { ...pages, config: options.webhooks });
   registerUserPages(app, pages);
-  registerDataPages(app, pages);
+  const staging = new UploadStaging();
+  app.addHook('onClose', () => staging.close());
+  registerDataPages(app, pages, {
+    staging,
+    changeRetentionDays: options.changeRetentionDays,
+    formTokenOk: (request, token) => {
+      const signed = request.signed;
+      return !!signed && !crossSite(request) && tokensMatch(token, signed.session.csrfToken);
+    },
+  });
 
   // --- Settings → Roles & Permissions -------------------------------------------------
   app.get<{ Querystring: { saved?: string; [RESENT]?: string } }>(
