@@ -35,7 +35,7 @@ export interface ImportedView {
   summary: ImportSummary;
 }
 
-export interface DataView extends Signed {
+export interface DataPageView extends Signed {
   cycles: CycleOverview[];
   checked?: StagedUpload | undefined;
   /** The page was asked for a check that has expired or was imported. */
@@ -91,7 +91,7 @@ ${rows}
 </table></div>`;
 }
 
-function uploadForm(view: DataView): SafeHtml {
+function uploadForm(view: DataPageView): SafeHtml {
   const cycles = view.cycles.map(
     (cycle) => html`<option value="${cycle.id}">${cycle.name} (${cycle.id})</option>`,
   );
@@ -123,7 +123,7 @@ function uploadForm(view: DataView): SafeHtml {
 </section>`;
 }
 
-function checkedPanel(view: DataView, upload: StagedUpload): SafeHtml {
+function checkedPanel(view: DataPageView, upload: StagedUpload): SafeHtml {
   const { summary, cycles } = upload.checked;
   const removed = summary.employees.removed;
   const rows = cycles.map(
@@ -186,7 +186,7 @@ function importedNotice(imported: ImportedView): SafeHtml {
   );
 }
 
-function problemList(view: DataView): SafeHtml {
+function problemList(view: DataPageView): SafeHtml {
   const problems = view.problems ?? [];
   if (problems.length === 0) return html``;
   return html`<section class="panel panel-danger" aria-labelledby="problems-title">
@@ -195,7 +195,7 @@ function problemList(view: DataView): SafeHtml {
 </section>`;
 }
 
-export function dataPage(view: DataView): string {
+export function dataPage(view: DataPageView): string {
   return settingsLayout(
     view,
     'data',

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../../errors.js';
 import { listCycleOverviews } from '../../../import/cycle-imports.js';
 import { ImportError } from '../../../import/errors.js';
-import { StaleCheckError } from '../../../import/load.js';
+import { type CheckedImport, StaleCheckError } from '../../../import/load.js';
 import { problemsForPeople } from '../../../import/problems-for-people.js';
 import { checkStagedFile, importStagedFile, type StagedFile } from '../../../import/staged-file.js';
 import {
@@ -27,7 +27,7 @@ import { type PageContext, routeOf } from './context.js';
 import {
   busyMessage,
   DATA_PAGE,
-  type DataView,
+  type DataPageView,
   dataPage,
   type ImportedView,
   tooLargeMessage,
@@ -68,7 +68,7 @@ export function registerDataPages(
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    extra: Partial<DataView> = {},
+    extra: Partial<DataPageView> = {},
   ) {
     const base = view(request);
     const cycles = await listCycleOverviews(app.db, base.organization.id);
@@ -126,7 +126,7 @@ export function registerDataPages(
         by: signed.user.email,
       };
       const token = await staging.exclusive(signed.organization.id, start, async (progress) => {
-        const upload = await receive(request, signed, progress);
+        const upload = await receive(request, progress);
         try {
           progress.phase = 'checking';
           progress.total = upload.size;
@@ -157,11 +157,7 @@ export function registerDataPages(
   }
 
   /** The upload's form fields, then its file, streamed to the staging area. */
-  async function receive(
-    request: FastifyRequest,
-    signed: Signed,
-    progress: { done: number },
-  ): Promise<Received> {
+  async function receive(request: FastifyRequest, progress: { done: number }): Promise<Received> {
     const part = await request.file({
       limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 8, fieldSize: 1024, parts: 10 },
     });
@@ -228,7 +224,7 @@ export function registerDataPages(
       importedBy: signed.user.email,
       changeRetentionDays: options.changeRetentionDays,
     };
-    let checked;
+    let checked: CheckedImport;
     try {
       checked = await checkStagedFile(app.database, upload.file, { ...base, prune: true }, onRead);
     } catch (error) {
