@@ -216,6 +216,12 @@ fieldset.field legend { font-weight: 600; margin-bottom: 0.35rem; padding: 0; }
 .upload-form input[type="file"], .upload-form select { max-width: 100%; }
 .upload-progress { margin-top: 1rem; }
 .upload-progress progress { width: 100%; max-width: 28rem; }
+/* A phone: the secret on a line of its own, whole; the Copy button under it. */
+@media (max-width: 30rem) {
+  .secret-row { flex-wrap: wrap; }
+  .secret-row .secret { flex-basis: 100%; }
+}
+.role-form { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; }
 ol.problems { margin: 0; padding-left: 1.5rem; overflow-wrap: anywhere; }
 ol.problems li { margin: 0.35rem 0; }
 td time { white-space: nowrap; }

@@ -229,7 +229,7 @@ function usersPage(view: UsersView): string {
     (user) => html`<tr>
   <th scope="row">${user.email}${user.id === view.user.id ? html` <span class="sub">You</span>` : ''}</th>
   <td data-label="Role">${roleForm(view, user)}</td>
-  <td data-label="Last sign-in">${time(user.lastSignedInAt)}${user.mustChangePassword ? html` <span class="sub">One-time password not yet replaced</span>` : ''}</td>
+  <td data-label="Last sign-in"><div>${time(user.lastSignedInAt)}${user.mustChangePassword ? html` <span class="sub">One-time password not yet replaced</span>` : ''}</div></td>
   <td class="actions">${user.id === view.user.id ? '' : html`<a class="button button-quiet button-small" href="${USERS_PAGE}/${user.id}/reset">Reset password<span class="visually-hidden"> of ${user.email}</span></a> `}<a class="button button-danger-quiet button-small" href="${USERS_PAGE}/${user.id}/remove">Remove<span class="visually-hidden"> ${user.email}</span></a></td>
 </tr>`,
   );
