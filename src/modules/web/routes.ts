@@ -12,7 +12,8 @@ import type {
   FastifyRequest,
   RouteShorthandOptions,
 } from 'fastify';
-import type { WebhookConfig } from '../../config.js';
+import type { DatabaseConfig, WebhookConfig } from '../../config.js';
+import { openDatabase } from '../../db/connect.js';
 import { UploadStaging } from '../../import/uploads.js';
 import { findApiKey } from '../api-keys/repository.js';
 import {
@@ -134,6 +135,7 @@ const notFoundPage = () =>
 export const webRoutes: FastifyPluginAsync<{
   webhooks: WebhookConfig;
   changeRetentionDays: number;
+  databaseConfig: DatabaseConfig;
 }> = async (app, options) => {
   acceptForms(app);
   // Uploads (Settings → Data) are read part by part as they arrive, never whole.
@@ -476,6 +478,19 @@ export const webRoutes: FastifyPluginAsync<{
   registerDataPages(app, pages, {
     staging,
     changeRetentionDays: options.changeRetentionDays,
+    // SQLite: a connection of its own for the import's one long transaction, as the command
+    // line has, so that the server's connection goes on answering meanwhile. PostgreSQL's
+    // long work has its own pool already.
+    withImportDatabase: async (work) => {
+      const config = options.databaseConfig;
+      if (config.dialect !== 'sqlite' || config.path === ':memory:') return work(app.database);
+      const own = openDatabase(config);
+      try {
+        return await work(own);
+      } finally {
+        await own.db.destroy();
+      }
+    },
     formTokenOk: (request, token) => {
       const signed = request.signed;
       return !!signed && !crossSite(request) && tokensMatch(token, signed.session.csrfToken);

@@ -7,6 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DatabaseHandle } from '../../../db/connect.js';
 import { ManagementError } from '../../../errors.js';
 import { listCycleOverviews } from '../../../import/cycle-imports.js';
 import { ImportError } from '../../../import/errors.js';
@@ -40,6 +41,8 @@ const ENVELOPE_BYTES = 64 * 1024;
 
 export interface DataPageOptions {
   staging: UploadStaging;
+  /** Runs a check or an import on a database handle for the long work. */
+  withImportDatabase<T>(work: (database: DatabaseHandle) => Promise<T>): Promise<T>;
   changeRetentionDays: number;
   /** Whether the request's form token is this session's (and the post same-site). */
   formTokenOk(request: FastifyRequest, token: string): boolean;
@@ -226,18 +229,17 @@ export function registerDataPages(
     };
     let checked: CheckedImport;
     try {
-      checked = await checkStagedFile(app.database, upload.file, { ...base, prune: true }, onRead);
+      checked = await options.withImportDatabase((database) =>
+        checkStagedFile(database, upload.file, { ...base, prune: true }, onRead),
+      );
     } catch (error) {
       throw await refusalOf(error, upload.file);
     }
     let pruneRequired: string | undefined;
     if (checked.summary.employees.removed > 0) {
       try {
-        await checkStagedFile(
-          app.database,
-          upload.file,
-          { ...base, prune: false },
-          () => undefined,
+        await options.withImportDatabase((database) =>
+          checkStagedFile(database, upload.file, { ...base, prune: false }, () => undefined),
         );
       } catch (error) {
         const refusal = await refusalOf(error, upload.file);
@@ -292,19 +294,21 @@ export function registerDataPages(
     try {
       const start = { phase: 'importing' as const, total: upload.size, by: signed.user.email };
       const summary = await staging.exclusive(signed.organization.id, start, (progress) =>
-        importStagedFile(
-          app.database,
-          upload,
-          {
-            organization: signed.organization.slug,
-            importedBy: signed.user.email,
-            changeRetentionDays: options.changeRetentionDays,
-            checkedAt: upload.checked.counter,
-            prune,
-          },
-          (done) => {
-            progress.done = done;
-          },
+        options.withImportDatabase((database) =>
+          importStagedFile(
+            database,
+            upload,
+            {
+              organization: signed.organization.slug,
+              importedBy: signed.user.email,
+              changeRetentionDays: options.changeRetentionDays,
+              checkedAt: upload.checked.counter,
+              prune,
+            },
+            (done) => {
+              progress.done = done;
+            },
+          ),
         ),
       );
       await staging.discard(upload.token);
