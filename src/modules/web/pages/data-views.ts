@@ -3,6 +3,7 @@
 
 import { CSV_MAX_BYTES } from '../../../import/csv.js';
 import type { CycleOverview } from '../../../import/cycle-imports.js';
+import { inMiB } from '../../../import/errors.js';
 import type { ImportSummary } from '../../../import/load.js';
 import { JSON_MAX_BYTES } from '../../../import/source.js';
 import {
@@ -48,10 +49,9 @@ export interface DataPageView extends Signed {
 }
 
 const count = (n: number) => n.toLocaleString('en');
-const megabytes = (bytes: number) => `${Math.round(bytes / 1e5) / 10} MB`;
 
 export const tooLargeMessage = () =>
-  `The file is larger than ${UPLOAD_MAX_BYTES / 1024 / 1024} MiB, the most the web application takes; nothing was changed. Split the data set, or ask whoever runs compplan to load it with compplan import.`;
+  `The file is larger than ${inMiB(UPLOAD_MAX_BYTES)}, the most the web application takes; nothing was changed. Split the data set, or ask whoever runs compplan to load it with compplan import.`;
 
 const PHASES: Record<UploadProgress['phase'], string> = {
   receiving: 'uploading a file',
@@ -97,7 +97,7 @@ function uploadForm(view: DataPageView): SafeHtml {
   );
   return html`<section class="panel" aria-labelledby="upload-title">
   <h2 id="upload-title">Upload a file</h2>
-  <p>First the file is checked: nothing changes until you import it. The import is the one <code>compplan import</code> runs, with the same rules (<a href="/docs">the format</a>).</p>
+  <p>First the file is checked: nothing changes until you import it. The import is the one <code>compplan import</code> runs, with the same rules, limits and messages.</p>
   <form method="post" action="${DATA_PAGE}/check" enctype="multipart/form-data" class="stack upload-form" data-upload-progress="${DATA_PAGE}/progress">
     ${sessionFormFields(view.csrfToken)}
     <fieldset class="field">
@@ -112,7 +112,7 @@ function uploadForm(view: DataPageView): SafeHtml {
     <div class="field">
       <label for="upload-file">File</label>
       <input id="upload-file" name="file" type="file" required accept=".csv,.json,.ndjson,.jsonl,text/csv,application/json" aria-describedby="upload-limits">
-      <p class="hint" id="upload-limits">Up to ${megabytes(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${megabytes(JSON_MAX_BYTES)}, a CSV file up to ${megabytes(CSV_MAX_BYTES)} (they are read whole).</p>
+      <p class="hint" id="upload-limits">Up to ${inMiB(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${inMiB(JSON_MAX_BYTES)}, a CSV file up to ${inMiB(CSV_MAX_BYTES)} (they are read whole).</p>
     </div>
     <button type="submit" class="button button-primary">Check file</button>
     <div class="upload-progress" hidden>
@@ -133,7 +133,7 @@ function checkedPanel(view: DataPageView, upload: StagedUpload): SafeHtml {
   <td data-label="Created" class="number">${cycle.employees ? count(cycle.employees.created) : '—'}</td>
   <td data-label="Updated" class="number">${cycle.employees ? count(cycle.employees.updated) : '—'}</td>
   <td data-label="Unchanged" class="number">${cycle.employees ? count(cycle.employees.unchanged) : '—'}</td>
-  <td data-label="Removed with the box ticked" class="number">${cycle.employees ? count(cycle.employees.removed) : '—'}</td>
+  <td data-label="Removed if ticked below" class="number">${cycle.employees ? count(cycle.employees.removed) : '—'}</td>
 </tr>`,
   );
   const organization = summary.organization.created
@@ -145,8 +145,8 @@ function checkedPanel(view: DataPageView, upload: StagedUpload): SafeHtml {
   <h2 id="checked-title">Checked: ${upload.name}</h2>
   <p>The file has no problems. Nothing has changed yet; importing it does this to the employees of each merit cycle:</p>
   ${organization}
-  <div class="table-wrap"><table class="check-list stacked">
-    <thead><tr><th scope="col">Merit cycle</th><th scope="col">Cycle</th><th scope="col" class="number">Created</th><th scope="col" class="number">Updated</th><th scope="col" class="number">Unchanged</th><th scope="col" class="number">Removed with the box ticked</th></tr></thead>
+  <div class="table-wrap"><table class="change-list stacked">
+    <thead><tr><th scope="col">Merit cycle</th><th scope="col">Cycle</th><th scope="col" class="number">Created</th><th scope="col" class="number">Updated</th><th scope="col" class="number">Unchanged</th><th scope="col" class="number">Removed if ticked below</th></tr></thead>
     <tbody>
 ${rows}
     </tbody>
