@@ -4,6 +4,8 @@
 // for the cases a browser would never send (a forged or cross-site post).
 import { gzipSync } from 'node:zlib';
 import type { DataSetInput } from '../../src/import/schema.js';
+import { createUser } from '../../src/modules/users/service.js';
+import type { TestServer } from './server.js';
 
 export interface WebResponse {
   status: number;
@@ -203,4 +205,17 @@ export function staffedDataSet(slug: string, emails: string[]): DataSetInput {
       },
     ],
   };
+}
+
+/** A user made with a one-time password (as `compplan users create`), signed in, password chosen. */
+export async function signedInClient(
+  server: TestServer,
+  email: string,
+  role: 'owner' | 'admin',
+  org = 'initech',
+): Promise<{ client: WebClient; id: string }> {
+  const user = await createUser(server.database.db, { org, email, role });
+  const client = new WebClient(server.url);
+  await client.signInFirstTime(email, user.oneTimePassword, 'a long enough password');
+  return { client, id: user.id };
 }

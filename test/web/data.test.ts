@@ -5,17 +5,16 @@
 // fits 390 px and 1280 px; screenshots at both widths go to test-results/screenshots/.
 import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
+import { type Browser, launchBrowser, screenshotsAtBothWidths } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { sendUpload } from '../helpers/uploads.js';
 import { signInNewOwner } from '../helpers/web-browser-session.js';
 import { staffedDataSet } from '../helpers/web-client.js';
 
-const WIDTH = '(() => document.documentElement.scrollWidth)()';
 const MB = 1024 * 1024;
 
 describe('Settings → Data in the browser', () => {
@@ -26,17 +25,7 @@ describe('Settings → Data in the browser', () => {
 
   const main = async () => (await page.locator('main').textContent())?.replace(/\s+/g, ' ') ?? '';
 
-  async function screenshots(name: string) {
-    for (const [width, height] of [
-      [1280, 800],
-      [390, 844],
-    ] as const) {
-      await page.setViewportSize({ width, height });
-      expect(await page.evaluate(WIDTH)).toBeLessThanOrEqual(width);
-      await screenshot(page, `data-${name}-${width}`);
-    }
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
+  const screenshots = (name: string) => screenshotsAtBothWidths(page, `data-${name}`);
 
   async function upload(name: string, content: string | Buffer, format = 'data-set') {
     await page.goto(`${server.url}/app/settings/data`);
@@ -157,32 +146,13 @@ describe('Settings → Data in the browser', () => {
     const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
     await page.goto(`${server.url}/app/settings/data`);
     const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
-    const boundary = 'stalled-upload';
-    const stalled = httpRequest(`${server.url}/app/settings/data/check`, {
-      method: 'POST',
-      headers: {
-        cookie,
-        'content-type': `multipart/form-data; boundary=${boundary}`,
-        'content-length': String(4 * MB),
-      },
+    // Its Content-Length promises 4 MiB; 64 KiB come, then nothing more.
+    const stalled = sendUpload(`${server.url}/app/settings/data/check`, cookie, csrf, {
+      declared: 4 * MB,
+      send: 64 * 1024,
+      end: false,
     });
-    stalled.on('error', () => undefined);
-    stalled.write(
-      [
-        `--${boundary}`,
-        'Content-Disposition: form-data; name="_csrf"',
-        '',
-        csrf,
-        `--${boundary}`,
-        'Content-Disposition: form-data; name="format"',
-        '',
-        'data-set',
-        `--${boundary}`,
-        'Content-Disposition: form-data; name="file"; filename="slow.ndjson"',
-        '',
-        '{"organization":',
-      ].join('\r\n'),
-    );
+    stalled.answer.catch(() => undefined);
     try {
       for (let tries = 0; ; tries++) {
         const progress = await fetch(`${server.url}/app/settings/data/progress`, {
@@ -211,7 +181,7 @@ describe('Settings → Data in the browser', () => {
       );
       await screenshots('08-busy');
     } finally {
-      stalled.destroy();
+      stalled.abort();
     }
   });
 });

@@ -5,13 +5,12 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCredentials } from '../../src/modules/users/repository.js';
-import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
+import { type Browser, launchBrowser, screenshotsAtBothWidths } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { signInNewOwner } from '../helpers/web-browser-session.js';
 import { WebClient, webDataSet } from '../helpers/web-client.js';
 
 const PASSWORD = 'a long enough password';
-const WIDTH = '(() => document.documentElement.scrollWidth)()';
 
 describe('Settings → Users in the browser', () => {
   let server: TestServer;
@@ -21,17 +20,7 @@ describe('Settings → Users in the browser', () => {
   const main = async () => (await page.locator('main').textContent())?.replace(/\s+/g, ' ') ?? '';
 
   /** Screenshots at 1280 and 390 px; at each, nothing is wider than the window. */
-  async function screenshots(name: string) {
-    for (const [width, height] of [
-      [1280, 800],
-      [390, 844],
-    ] as const) {
-      await page.setViewportSize({ width, height });
-      expect(await page.evaluate(WIDTH)).toBeLessThanOrEqual(width);
-      await screenshot(page, `users-${name}-${width}`);
-    }
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
+  const screenshots = (name: string) => screenshotsAtBothWidths(page, `users-${name}`);
 
   async function submit(button: string) {
     await page.getByRole('button', { name: button, exact: true }).click();

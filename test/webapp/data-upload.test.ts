@@ -5,22 +5,22 @@
 // while another upload of the organisation runs, or without the form's token. Whatever
 // fails or is abandoned leaves nothing behind in the staging area.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/modules/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { sendUpload } from '../helpers/uploads.js';
 import {
   csrfTokenOf,
+  signedInClient,
   staffedDataSet,
   textOf,
-  WebClient,
+  type WebClient,
   webDataSet,
 } from '../helpers/web-client.js';
 
-const PASSWORD = 'a long enough password';
+const _PASSWORD = 'a long enough password';
 const DATA = '/app/settings/data';
 const MB = 1024 * 1024;
 
@@ -42,12 +42,8 @@ describe('Settings → Data: upload, check, import', () => {
   let server: TestServer;
   let owner: WebClient;
 
-  async function signedIn(email: string, role: 'owner' | 'admin', org = 'initech') {
-    const user = await createUser(server.database.db, { org, email, role });
-    const client = new WebClient(server.url);
-    await client.signInFirstTime(email, user.oneTimePassword, PASSWORD);
-    return client;
-  }
+  const signedIn = async (email: string, role: 'owner' | 'admin', org = 'initech') =>
+    (await signedInClient(server, email, role, org)).client;
 
   async function check(
     client: WebClient,
@@ -289,77 +285,16 @@ describe('Settings → Data: upload, check, import', () => {
     expect(third.status).toBe(303);
   });
 
-  /**
-   * A multipart upload sent by hand: `send` bytes of file (NDJSON-looking filler, made as
-   * it is sent, never held whole), with a Content-Length of `declared` if given (else
-   * chunked); left open (`end: false`) or aborted after `abortAfterMs`.
-   */
+  /** An upload sent by hand (test/helpers/uploads.ts); aborted after `abortAfterMs`. */
   function rawUpload(
     client: WebClient,
     csrf: string,
     options: { declared?: number; send: number; end: boolean; abortAfterMs?: number },
   ): Promise<{ status: number; body: string }> {
-    const boundary = '----compplan-test-boundary';
-    const head = Buffer.from(
-      [
-        `--${boundary}`,
-        'Content-Disposition: form-data; name="_csrf"',
-        '',
-        csrf,
-        `--${boundary}`,
-        'Content-Disposition: form-data; name="format"',
-        '',
-        'data-set',
-        `--${boundary}`,
-        'Content-Disposition: form-data; name="file"; filename="big.ndjson"',
-        'Content-Type: application/octet-stream',
-        '',
-        '',
-      ].join('\r\n'),
-    );
-    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-    const url = new URL(`${server.url}${DATA}/check`);
-    return new Promise((resolve, reject) => {
-      const req = httpRequest(url, {
-        method: 'POST',
-        headers: {
-          cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-          'content-type': `multipart/form-data; boundary=${boundary}`,
-          ...(options.declared !== undefined && { 'content-length': String(options.declared) }),
-        },
-      });
-      req.on('response', (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk) => {
-          body += chunk;
-        });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-        response.on('error', reject);
-      });
-      req.on('error', reject);
-      if (options.abortAfterMs !== undefined) {
-        setTimeout(() => {
-          req.destroy();
-          reject(new Error('aborted'));
-        }, options.abortAfterMs);
-      }
-      const chunk = Buffer.alloc(64 * 1024, 'x\n');
-      let sent = 0;
-      const write = () => {
-        req.write(head);
-        const more = () => {
-          while (sent < options.send) {
-            const piece = chunk.subarray(0, Math.min(chunk.length, options.send - sent));
-            sent += piece.length;
-            if (!req.write(piece)) return void req.once('drain', more);
-          }
-          if (options.end) req.end(tail);
-        };
-        more();
-      };
-      write();
-    });
+    const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const upload = sendUpload(`${server.url}${DATA}/check`, cookie, csrf, options);
+    if (options.abortAfterMs !== undefined) setTimeout(() => upload.abort(), options.abortAfterMs);
+    return upload.answer;
   }
 });
 

@@ -4,22 +4,17 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, migratorOf } from '../../src/db/migrate.js';
-import { createUser } from '../../src/modules/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { staffedDataSet, textOf, WebClient } from '../helpers/web-client.js';
+import { signedInClient, staffedDataSet, textOf, WebClient } from '../helpers/web-client.js';
 
-const PASSWORD = 'a long enough password';
+const _PASSWORD = 'a long enough password';
 const DATA = '/app/settings/data';
 
 describe('Settings → Data', () => {
   let server: TestServer;
 
-  async function signedIn(email: string, role: 'owner' | 'admin', org = 'initech') {
-    const user = await createUser(server.database.db, { org, email, role });
-    const client = new WebClient(server.url);
-    await client.signInFirstTime(email, user.oneTimePassword, PASSWORD);
-    return client;
-  }
+  const signedIn = async (email: string, role: 'owner' | 'admin', org = 'initech') =>
+    (await signedInClient(server, email, role, org)).client;
 
   const storedCount = async () => {
     const { rows } = await sql<{ n: string | number }>`select count(*) as n

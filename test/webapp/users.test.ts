@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCredentials } from '../../src/modules/users/repository.js';
 import { changeUserRole, createUser, removeUser } from '../../src/modules/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { hiddenFieldsOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';
+import {
+  hiddenFieldsOf,
+  signedInClient,
+  textOf,
+  WebClient,
+  webDataSet,
+} from '../helpers/web-client.js';
 
 const PASSWORD = 'a long enough password';
 const USERS = '/app/settings/users';
@@ -15,12 +21,8 @@ describe('Settings → Users', () => {
   let server: TestServer;
   let owner: WebClient;
 
-  async function signedIn(email: string, role: 'owner' | 'admin', org = 'initech') {
-    const user = await createUser(server.database.db, { org, email, role });
-    const client = new WebClient(server.url);
-    await client.signInFirstTime(email, user.oneTimePassword, PASSWORD);
-    return { client, id: user.id };
-  }
+  const signedIn = (email: string, role: 'owner' | 'admin', org = 'initech') =>
+    signedInClient(server, email, role, org);
 
   /** Posts the form of the users page (or of `page`) that posts to `action`. */
   async function postForm(

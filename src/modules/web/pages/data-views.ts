@@ -91,6 +91,12 @@ ${rows}
 </table></div>`;
 }
 
+// Filled in by the page's script while the form waits for its answer (assets.ts).
+const progressBox = html`<div class="upload-progress" hidden>
+      <progress max="100"></progress>
+      <p class="hint" role="status" aria-live="polite"></p>
+    </div>`;
+
 function uploadForm(view: DataPageView): SafeHtml {
   const cycles = view.cycles.map(
     (cycle) => html`<option value="${cycle.id}">${cycle.name} (${cycle.id})</option>`,
@@ -115,10 +121,7 @@ function uploadForm(view: DataPageView): SafeHtml {
       <p class="hint" id="upload-limits">Up to ${inMiB(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${inMiB(JSON_MAX_BYTES)}, a CSV file up to ${inMiB(CSV_MAX_BYTES)} (they are read whole).</p>
     </div>
     <button type="submit" class="button button-primary">Check file</button>
-    <div class="upload-progress" hidden>
-      <progress max="100"></progress>
-      <p class="hint" role="status" aria-live="polite"></p>
-    </div>
+    ${progressBox}
   </form>
 </section>`;
 }
@@ -170,10 +173,7 @@ ${rows}
       <button type="submit" class="button button-primary">Import</button>
       <a class="button button-quiet" href="${DATA_PAGE}">Cancel</a>
     </div>
-    <div class="upload-progress" hidden>
-      <progress max="100"></progress>
-      <p class="hint" role="status" aria-live="polite"></p>
-    </div>
+    ${progressBox}
   </form>
 </section>`;
 }
