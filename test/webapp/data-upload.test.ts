@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../src/webhooks/events.js';
+import { addWebhookEndpoint } from '../../src/webhooks/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { sendUpload } from '../helpers/uploads.js';
 import {
@@ -130,6 +132,38 @@ describe('Settings → Data: upload, check, import', () => {
     );
     // The same check cannot be imported twice.
     expect((await importChecked(owner, checked.location ?? '')).status).toBe(410);
+  });
+
+  it('webhooks and delta sync see a web import as a command-line one: its events, its change stamps', async () => {
+    await addWebhookEndpoint(server.database.db, {
+      org: 'initech',
+      url: 'http://127.0.0.1:9/hooks',
+      events: [...EVENT_TYPES],
+      allowPrivateNetworks: ['127.0.0.0/8'],
+    });
+    const counter = async () => {
+      const { rows } = await sql<{
+        change_seq: string | number;
+      }>`select change_seq from organizations
+        where slug = 'initech'`.execute(server.database.db);
+      return Number(rows[0]?.change_seq);
+    };
+    const events = async () => {
+      const { rows } = await sql<{ type: string }>`select e.type from webhook_events e
+        join organizations o on o.id = e.organization_id where o.slug = 'initech'`.execute(
+        server.database.db,
+      );
+      return rows.map((row) => row.type);
+    };
+    const [counterBefore, eventsBefore] = [await counter(), await events()];
+    const checked = await check(owner, {
+      name: 'hooked.json',
+      content: dataSetJson(['a@initech.example', 'B@initech.example', 'C@initech.example']),
+    });
+    expect([await counter(), await events()]).toEqual([counterBefore, eventsBefore]);
+    expect((await importChecked(owner, checked.location ?? '')).status).toBe(303);
+    expect(await counter()).toBeGreaterThan(counterBefore);
+    expect((await events()).slice(eventsBefore.length)).toEqual(['meritCycle.employees.changed']);
   });
 
   it('a file with problems: each named for people (employee, email, merit cycle, field), nothing changed or kept', async () => {
