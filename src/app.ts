@@ -206,6 +206,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webRoutes, {
     prefix: '/app',
     webhooks: webhookConfig,
+    changeRetentionDays: config.changeRetentionDays,
+    databaseConfig: config.database,
   });
   await app.register(homeRoutes);
   notAllowed.register();

@@ -14,6 +14,7 @@ import { changeTracking } from './migrations/0010-change-tracking.js';
 import { webhooksSchema } from './migrations/0011-webhooks.js';
 import { auditLog } from './migrations/0012-audit-log.js';
 import { columnSchema } from './migrations/0013-column-schema.js';
+import { webManagement } from './migrations/0014-web-management.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -30,6 +31,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0011-webhooks': webhooksSchema(dialect),
     '0012-audit-log': auditLog(dialect),
     '0013-column-schema': columnSchema(dialect),
+    '0014-web-management': webManagement(dialect),
   };
 }
 

@@ -137,6 +137,8 @@ export interface UsersTable {
   must_change_password: Flag;
   created_at: Timestamp;
   password_changed_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  /** The last sign-in with a password (migration 0014); null before the first. */
+  last_signed_in_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
 }
 
 /** A signed-in browser session (migration 0002). */
@@ -164,6 +166,15 @@ export interface SessionFormsTable {
 export interface ApiKeysRevisionTable {
   id: number;
   revision: number | string;
+}
+
+/** A merit cycle's employee count and last import (migration 0014; src/import/cycle-imports.ts). */
+export interface MeritCycleImportsTable {
+  merit_cycle_id: string;
+  employee_count: ColumnType<number | string, number, number>;
+  imported_at: NullableTimestamp;
+  imported_by: string | null;
+  employees: string | null;
 }
 
 /** An endpoint an organisation's events are sent to (migration 0011). */
@@ -248,6 +259,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   audit_entries: AuditEntriesTable;
+  merit_cycle_imports: MeritCycleImportsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

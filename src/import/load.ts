@@ -5,9 +5,15 @@
 //    batches, to a staging table that lives only inside the import's transaction
 //    (intake.ts, staging.ts; for a file, in a worker thread: intake-worker.ts).
 // 2. At the end of the file, the checks across records (repeats.ts).
-// 3. Only when there is no problem at all is anything written (merge.ts).
+// 3. Only when there is no problem at all is anything written (merge.ts), with each
+//    cycle's count and last import (cycle-imports.ts).
+// A check (`check: true`, the web application's first step) runs all of it and rolls back:
+// what would change, or the problems, and nothing written.
+import type { Kysely } from 'kysely';
 import { inOrganizationTransaction } from '../changes/transaction.js';
 import type { DatabaseHandle } from '../db/connect.js';
+import type { Database } from '../db/types.js';
+import { CLI_IMPORTER, type CycleImport, recordCycleImports } from './cycle-imports.js';
 import { fileProblem, ImportError, ProblemList } from './errors.js';
 import { type IntakeOutcome, type Stage, takeRecords } from './intake.js';
 import type { IntakeWorker } from './intake-worker.js';
@@ -19,22 +25,72 @@ import { createStaging, dropStaging, indexStaging, StagingWriter } from './stagi
 
 export type { ImportOptions, ImportSummary } from './merge.js';
 
+export interface LoadOptions extends ImportOptions {
+  /** The only organisation the data set may be of (a web application user's). */
+  organization?: string;
+  /**
+   * The organisation's change counter the import was checked at (null: the organisation
+   * did not exist); refused with StaleCheckError when it has moved since.
+   */
+  checkedAt?: number | null;
+}
+
+/** What a check found would change: the summary, each cycle, and where it was checked. */
+export interface CheckedImport {
+  summary: ImportSummary;
+  cycles: (CycleImport & { name: string })[];
+  /** The organisation's change counter (null: the import would create it). */
+  counter: number | null;
+}
+
+/** The data changed between the check and the import: nothing was imported. */
+export class StaleCheckError extends Error {
+  override name = 'StaleCheckError';
+}
+
+/** Thrown to roll a check back with what it found. */
+class CheckRollback extends Error {
+  constructor(readonly checked: CheckedImport) {
+    super('check rolled back');
+  }
+}
+
 /** A data set held in memory (the demo, CSV, tests), loaded record by record as a file is. */
 export function importDataSet(
   database: DatabaseHandle,
   dataSet: unknown,
-  options: ImportOptions = {},
+  options: LoadOptions = {},
 ): Promise<ImportSummary> {
   return importRecords(database, recordsOfDataSet(dataSet), options);
 }
 
+/** Checks a data set held in memory as importDataSet would import it: nothing is written. */
+export function checkDataSet(
+  database: DatabaseHandle,
+  dataSet: unknown,
+  options: LoadOptions = {},
+): Promise<CheckedImport> {
+  return checkRecords(database, recordsOfDataSet(dataSet), options);
+}
+
 /** Loads a data set given as records (records.ts), in this thread. */
-export function importRecords(
+export async function importRecords(
   database: DatabaseHandle,
   records: ImportRecords,
-  options: ImportOptions = {},
+  options: LoadOptions = {},
 ): Promise<ImportSummary> {
-  return load(database, (stage) => takeRecords(records, database.dialect, stage), options);
+  const intake = (stage: Stage) => takeRecords(records, database.dialect, stage);
+  return (await load(database, intake, options)).summary;
+}
+
+/** Checks a data set given as records: everything an import does, then rolled back. */
+export function checkRecords(
+  database: DatabaseHandle,
+  records: ImportRecords,
+  options: LoadOptions = {},
+): Promise<CheckedImport> {
+  const intake = (stage: Stage) => takeRecords(records, database.dialect, stage);
+  return check(load(database, intake, { ...options, check: true }));
 }
 
 /**
@@ -42,20 +98,42 @@ export function importRecords(
  * file, and for this database's dialect) while this thread writes. Fails with `signal`'s
  * reason once it is aborted.
  */
-export function importFile(
+export async function importFile(
   database: DatabaseHandle,
   worker: IntakeWorker,
   source: Source,
-  options: ImportOptions & { signal?: AbortSignal } = {},
+  options: LoadOptions & { signal?: AbortSignal } = {},
 ): Promise<ImportSummary> {
-  return load(database, (stage) => worker.take(source, stage, options.signal), options);
+  const intake = (stage: Stage) => worker.take(source, stage, options.signal);
+  return (await load(database, intake, options)).summary;
+}
+
+/** Checks a JSON or NDJSON file as importFile would import it: nothing is written. */
+export function checkFile(
+  database: DatabaseHandle,
+  worker: IntakeWorker,
+  source: Source,
+  options: LoadOptions & { signal?: AbortSignal } = {},
+): Promise<CheckedImport> {
+  const intake = (stage: Stage) => worker.take(source, stage, options.signal);
+  return check(load(database, intake, { ...options, check: true }));
+}
+
+async function check(loading: Promise<CheckedImport>): Promise<CheckedImport> {
+  try {
+    await loading;
+  } catch (error) {
+    if (error instanceof CheckRollback) return error.checked;
+    throw error;
+  }
+  throw new Error('a check was not rolled back');
 }
 
 function load(
   database: DatabaseHandle,
   intake: (stage: Stage) => Promise<IntakeOutcome>,
-  options: ImportOptions,
-): Promise<ImportSummary> {
+  options: LoadOptions & { check?: boolean },
+): Promise<CheckedImport> {
   const now = (options.now ?? new Date()).toISOString();
   const { dialect } = database;
   return inOrganizationTransaction(database, async (trx, lock) => {
@@ -72,9 +150,46 @@ function load(
     await checkRepeats(trx, taken, problems);
     // (No root without a problem: an invalid one is one.)
     if (problems.total > 0 || !taken.root) throw problems.error();
-    await lock(taken.root.organization.slug);
-    const merged = await merge(trx, dialect, taken.root, taken.cycles, options, now);
+    const { slug } = taken.root.organization;
+    if (options.organization !== undefined && slug !== options.organization) {
+      throw fileProblem(
+        `organization.slug: the data set is of the organisation "${slug}"; only data of "${options.organization}" can be loaded here`,
+      );
+    }
+    await lock(slug);
+    const counter = await changeCounterOf(trx, slug);
+    if (options.checkedAt !== undefined && counter !== options.checkedAt) {
+      throw new StaleCheckError(
+        'The data changed after the check (another import, or a merit cycle removed): check the file again.',
+      );
+    }
+    const { summary, cycles } = await merge(trx, dialect, taken.root, taken.cycles, options, now);
+    const imports = cycles.map((cycle, index): CycleImport & { name: string } => {
+      const state = taken.cycles[index];
+      const { created = 0, updated = 0, removed = 0 } = cycle.employees ?? {};
+      const unchanged = (state?.employees ?? 0) - created - updated;
+      return {
+        meritCycleId: cycle.meritCycleId,
+        cycle: cycle.cycle,
+        name: state?.cycle?.name ?? '',
+        ...(cycle.employees && { employees: { created, updated, unchanged, removed } }),
+      };
+    });
+    // Each cycle's last import, by the import's actor (merge recorded it in the audit log).
+    const importedBy = options.actor?.kind === 'user' ? options.actor.email : CLI_IMPORTER;
+    await recordCycleImports(trx, imports, importedBy, now);
     await dropStaging(trx, dialect);
-    return merged;
+    const checked: CheckedImport = { summary, cycles: imports, counter };
+    if (options.check) throw new CheckRollback(checked);
+    return checked;
   });
+}
+
+async function changeCounterOf(trx: Kysely<Database>, slug: string): Promise<number | null> {
+  const row = await trx
+    .selectFrom('organizations')
+    .select('change_seq')
+    .where('slug', '=', slug)
+    .executeTakeFirst();
+  return row ? Number(row.change_seq) : null;
 }

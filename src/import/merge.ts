@@ -50,6 +50,12 @@ export interface ImportOptions {
   actor?: Actor;
 }
 
+/** The summary, and what the import did to each cycle (in the file's order). */
+export interface MergeOutcome {
+  summary: ImportSummary;
+  cycles: CycleChange[];
+}
+
 /** A problem the stored data finds with the file: the only one reported. */
 const refused = (path: Path, message: string) => new ImportError([{ path, message }]);
 
@@ -60,7 +66,7 @@ export async function merge(
   cycles: readonly CycleState[],
   options: ImportOptions,
   now: string,
-): Promise<ImportSummary> {
+): Promise<MergeOutcome> {
   const { id: organizationId, ...organization } = await upsertOrganization(
     trx,
     root.organization,
@@ -112,7 +118,7 @@ export async function merge(
     },
     at: new Date(now),
   });
-  return summary;
+  return { summary, cycles: changes };
 }
 
 async function upsertOrganization(

@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
@@ -84,6 +85,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0011-webhooks',
         '0012-audit-log',
         '0013-column-schema',
+        '0014-web-management',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -232,6 +234,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0014-web-management', 'Success'],
       ['0013-column-schema', 'Success'],
       ['0012-audit-log', 'Success'],
       ['0011-webhooks', 'Success'],
@@ -256,6 +259,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0011-webhooks',
       '0012-audit-log',
       '0013-column-schema',
+      '0014-web-management',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -287,6 +291,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
         ['0011-webhooks', 'Down', 'Success'],
@@ -305,6 +310,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0011-webhooks',
         '0012-audit-log',
         '0013-column-schema',
+        '0014-web-management',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);

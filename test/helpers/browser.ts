@@ -52,3 +52,21 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/**
+ * Screenshots of the page at 1280 px and at 390 px (a phone), NAME-1280.png and
+ * NAME-390.png, after checking that at each width nothing is wider than the window.
+ */
+export async function screenshotsAtBothWidths(page: Page, name: string): Promise<void> {
+  for (const [width, height] of [
+    [1280, 800],
+    [390, 844],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    const pageWidth = await page.evaluate('document.documentElement.scrollWidth');
+    if (Number(pageWidth) > width)
+      throw new Error(`${name} is ${pageWidth} px wide at ${width} px`);
+    await screenshot(page, `${name}-${width}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}

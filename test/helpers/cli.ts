@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { stopProcess } from './services/process.js';
-import { inStableOrder } from './snapshot.js';
+import { comparable, inStableOrder } from './snapshot.js';
 
 export { stopProcess };
 
@@ -225,7 +225,9 @@ export function dumpDatabase(path: string): Record<string, unknown[]> {
     return Object.fromEntries(
       tables.map(({ name }) => [
         name,
-        inStableOrder(sqlite.prepare(`select * from "${name.replaceAll('"', '""')}"`).all()),
+        inStableOrder(
+          comparable(name, sqlite.prepare(`select * from "${name.replaceAll('"', '""')}"`).all()),
+        ),
       ]),
     );
   } finally {

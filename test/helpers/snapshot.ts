@@ -57,9 +57,20 @@ export async function dumpTables(db: Db): Promise<Record<string, unknown[]>> {
     const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(
       db,
     );
-    dump[table] = inStableOrder(rows);
+    dump[table] = inStableOrder(comparable(table, rows));
   }
   return dump;
+}
+
+/**
+ * A cycle's count without when, by whom and with what counts it was last imported: every
+ * import records that, even one that changes nothing (Settings → Data shows it).
+ */
+export function comparable(table: string, rows: unknown[]): unknown[] {
+  if (table !== 'merit_cycle_imports') return rows;
+  return (rows as Record<string, unknown>[]).map(
+    ({ imported_at: _at, imported_by: _by, employees: _counts, ...kept }) => kept,
+  );
 }
 
 /** Rows sorted by their JSON text: an order that does not depend on how a table is stored. */

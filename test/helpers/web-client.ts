@@ -4,6 +4,8 @@
 // for the cases a browser would never send (a forged or cross-site post).
 import { gzipSync } from 'node:zlib';
 import type { DataSetInput } from '../../src/import/schema.js';
+import { createUser } from '../../src/modules/users/service.js';
+import type { TestServer } from './server.js';
 
 export interface WebResponse {
   status: number;
@@ -66,6 +68,30 @@ export class WebClient {
       body: await response.text(),
       location: response.headers.get('location'),
       setCookies,
+    };
+  }
+
+  /** Posts a multipart form with one file, as a browser uploads one. */
+  async upload(
+    path: string,
+    fields: Record<string, string>,
+    file: { name: string; content: string | Uint8Array },
+  ): Promise<WebResponse> {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append('file', new Blob([file.content]), file.name);
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { cookie: this.cookieHeader() },
+      body: form,
+      redirect: 'manual',
+    });
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: await response.text(),
+      location: response.headers.get('location'),
+      setCookies: response.headers.getSetCookie(),
     };
   }
 
@@ -156,4 +182,40 @@ export function webDataSet(slug: string, apiKeysEnabled = true): DataSetInput {
       },
     ],
   };
+}
+
+/** webDataSet's organisation with employees (of these emails) in its merit cycle. */
+export function staffedDataSet(slug: string, emails: string[]): DataSetInput {
+  const base = webDataSet(slug);
+  const [cycle] = base.meritCycles;
+  if (!cycle) throw new Error('webDataSet has a cycle');
+  return {
+    ...base,
+    meritCycles: [
+      {
+        ...cycle,
+        employees: emails.map((email, index) => ({
+          email,
+          firstName: `First${index}`,
+          lastName: `Last${index}`,
+          currencyCode: 'USD',
+          eligibilityStatus: 'eligible',
+          columns: { department: { name: 'Department', type: 'text', value: `Team ${index}` } },
+        })),
+      },
+    ],
+  };
+}
+
+/** A user made with a one-time password (as `compplan users create`), signed in, password chosen. */
+export async function signedInClient(
+  server: TestServer,
+  email: string,
+  role: 'owner' | 'admin',
+  org = 'initech',
+): Promise<{ client: WebClient; id: string }> {
+  const user = await createUser(server.database.db, { org, email, role });
+  const client = new WebClient(server.url);
+  await client.signInFirstTime(email, user.oneTimePassword, 'a long enough password');
+  return { client, id: user.id };
 }

@@ -2,7 +2,7 @@
 // import accepts (and how it is stored and served) and each it refuses (with its path, the
 // file changing nothing), on JSON, NDJSON and CSV alike, on the suite's database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importEmployeesCsv } from '../../src/cli/commands/import-csv.js';
+import { importEmployeesCsv } from '../../src/import/cycle-csv.js';
 import { ImportError } from '../../src/import/errors.js';
 import { type ImportSummary, importRecords } from '../../src/import/load.js';
 import { recordsOfStream } from '../../src/import/source.js';

@@ -7,9 +7,9 @@
 import { PassThrough } from 'node:stream';
 import { createClient } from '@compplan/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importEmployeesCsv } from '../../src/cli/commands/import-csv.js';
 import type { ExportFormat } from '../../src/export/export.js';
 import { runExport } from '../../src/export/export.js';
+import { importEmployeesCsv } from '../../src/import/cycle-csv.js';
 import { importRecords } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { recordsOfStream } from '../../src/import/source.js';

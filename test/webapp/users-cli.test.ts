@@ -161,4 +161,52 @@ describe('compplan users create', () => {
       "error: option '--role <role>' argument 'boss' is invalid. Allowed choices are owner, admin.",
     );
   });
+
+  it('users list prints a table, and with --json one object a user; users remove removes one, never the last owner', async () => {
+    const table = await runCli(['users', 'list', '--org', 'initech'], { env });
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID +EMAIL +ROLE +LAST SIGN-IN +CREATED$/);
+    expect(table.stdout).toMatch(/adam@initech\.example +admin +never \(one-time password\)/);
+    const json = await runCli(['users', 'list', '--org', 'initech', '--json'], { env });
+    const listed = JSON.parse(json.stdout) as Record<string, unknown>[];
+    expect(listed.map((user) => [user.email, user.role, user.lastSignedInAt])).toEqual([
+      ['adam@initech.example', 'admin', null],
+      ['Olivia@Initech.example', 'owner', null],
+    ]);
+    expect(Object.keys(listed[0] ?? {})).toEqual([
+      'id',
+      'email',
+      'role',
+      'lastSignedInAt',
+      'mustChangePassword',
+      'createdAt',
+    ]);
+
+    const last = await runCli(
+      ['users', 'remove', '--org', 'initech', '--email', 'olivia@initech.example'],
+      { env },
+    );
+    expect(last).toEqual({
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: 'compplan: The last owner cannot be removed: make another user an owner first.\n',
+    });
+    const unknown = await runCli(
+      ['users', 'remove', '--org', 'initech', '--email', 'nobody@initech.example'],
+      { env },
+    );
+    expect(unknown.stderr).toBe(
+      'compplan: No user with the email nobody@initech.example in this organisation\n',
+    );
+    const removed = await runCli(
+      ['users', 'remove', '--org', 'initech', '--email', 'ADAM@initech.example'],
+      { env },
+    );
+    expect(removed.code).toBe(0);
+    expect(removed.stdout).toMatch(
+      /^Removed adam@initech\.example \(user_\S+\) of initech; their sessions have ended\.\n$/,
+    );
+    expect((await storedUsers()).map((user) => user.email)).toEqual(['Olivia@Initech.example']);
+  });
 });

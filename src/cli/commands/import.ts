@@ -79,7 +79,7 @@ async function runImport(
       throw new CliError('a CSV import needs --org SLUG and --cycle ID', EXIT_USAGE);
     }
     const text = await unlessAborted(readSource(file), signal);
-    const { importEmployeesCsv } = await import('./import-csv.js');
+    const { importEmployeesCsv } = await import('../../import/cycle-csv.js');
     const summary = await withDatabase(
       config,
       (database) =>

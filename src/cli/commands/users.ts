@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { ROLES, type Role } from '../../modules/users/repository.js';
-import { createUser } from '../../modules/users/service.js';
-import { configFromEnvironment, printJson, withDatabase } from '../context.js';
+import { createUser, listOrganizationUsers, removeUser } from '../../modules/users/service.js';
+import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 import { baseUrlHelp, serverAddress } from '../server-address.js';
 
 interface UsersCreateOptions {
@@ -57,6 +57,60 @@ export function registerUsers(program: Command): void {
           'and then choose their own password.',
           `The address comes from ${server.source}; for another server, pass --base-url or set COMPPLAN_BASE_URL.`,
         ].join('\n'),
+      );
+    });
+
+  users
+    .command('list')
+    .description("List an organisation's users: role and last sign-in")
+    .requiredOption('--org <slug>', 'the organisation')
+    .option(
+      '--json',
+      'print [{"id","email","role","lastSignedInAt","mustChangePassword","createdAt"}]',
+    )
+    .action(async (options: { org: string; json?: boolean }) => {
+      const list = await withDatabase(configFromEnvironment(), ({ db }) =>
+        listOrganizationUsers(db, options.org),
+      );
+      if (options.json) {
+        return printJson(
+          list.map(({ id, email, role, lastSignedInAt, mustChangePassword, createdAt }) => ({
+            id,
+            email,
+            role,
+            lastSignedInAt,
+            mustChangePassword,
+            createdAt,
+          })),
+        );
+      }
+      if (list.length === 0) return console.log(`No users for ${options.org} yet.`);
+      console.log(
+        table(
+          ['ID', 'EMAIL', 'ROLE', 'LAST SIGN-IN', 'CREATED'],
+          list.map((user) => [
+            user.id,
+            user.email,
+            user.role,
+            user.lastSignedInAt ??
+              (user.mustChangePassword ? 'never (one-time password)' : 'never'),
+            user.createdAt,
+          ]),
+        ),
+      );
+    });
+
+  users
+    .command('remove')
+    .description('Remove a user: their sessions end at once; the last owner cannot be removed')
+    .requiredOption('--org <slug>', 'the organisation')
+    .requiredOption('--email <address>', 'the email the user signs in with')
+    .action(async (options: { org: string; email: string }) => {
+      const removed = await withDatabase(configFromEnvironment(), ({ db }) =>
+        removeUser(db, options.org, { email: options.email }),
+      );
+      console.log(
+        `Removed ${removed.email} (${removed.id}) of ${options.org}; their sessions have ended.`,
       );
     });
 }

@@ -13,6 +13,8 @@ export interface User {
   role: Role;
   mustChangePassword: boolean;
   createdAt: string;
+  /** The last sign-in with a password; null before the first. */
+  lastSignedInAt: string | null;
 }
 
 export function toUser(row: UserRow): User {
@@ -23,6 +25,7 @@ export function toUser(row: UserRow): User {
     role: row.role,
     mustChangePassword: toBoolean(row.must_change_password),
     createdAt: toIso(row.created_at),
+    lastSignedInAt: row.last_signed_in_at === null ? null : toIso(row.last_signed_in_at),
   };
 }
 
@@ -110,4 +113,9 @@ export async function updatePassword(
     })
     .where('id', '=', id)
     .execute();
+}
+
+/** A sign-in with a password, for Settings → Users. */
+export async function noteSignIn(db: Db, id: string, at: string): Promise<void> {
+  await db.updateTable('users').set({ last_signed_in_at: at }).where('id', '=', id).execute();
 }

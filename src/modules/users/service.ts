@@ -1,11 +1,16 @@
-// The web application's users: what `compplan users create` and the sign-in pages do.
-import { type Actor, CLI_ACTOR } from '../../audit/entry.js';
-import { withRecordedAction } from '../../audit/repository.js';
+// The web application's users: what `compplan users …`, Settings → Users and the sign-in
+// pages do, written once for all of them; each change recorded in the audit log in its
+// transaction.
+import { type Kysely, sql } from 'kysely';
+import { type Actor, CLI_ACTOR, type ManagementAction } from '../../audit/entry.js';
+import { recordAction, withRecordedAction } from '../../audit/repository.js';
 import type { Db } from '../../db/connect.js';
+import type { Database } from '../../db/types.js';
+import { fromBoolean } from '../../db/values.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../../email.js';
 import { ManagementError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { findOrganizationBySlug } from '../organizations/repository.js';
+import { findOrganizationBySlug, type Organization } from '../organizations/repository.js';
 import {
   generateOneTimePassword,
   hashPassword,
@@ -18,6 +23,7 @@ import {
   emailTaken,
   findCredentials,
   insertUser,
+  listUsers,
   type Role,
   type User,
   updatePassword,
@@ -139,4 +145,138 @@ export async function chooseNewPassword(
   }
   await updatePassword(db, user.id, await hashPassword(newPassword), new Date().toISOString());
   return 'changed';
+}
+
+async function organizationOf(db: Db, slug: string): Promise<Organization> {
+  const organization = await findOrganizationBySlug(db, slug);
+  if (!organization) throw new UserManagementError(`No organisation with slug "${slug}"`);
+  return organization;
+}
+
+/** The organisation's users, by email. */
+export async function listOrganizationUsers(db: Db, org: string): Promise<User[]> {
+  return listUsers(db, (await organizationOf(db, org)).id);
+}
+
+/** Whom a change is for: a user of the organisation, by id (the web pages) or email (the CLI). */
+export type UserTarget = { id: string } | { email: string };
+
+const describeTarget = (target: UserTarget) =>
+  'id' in target
+    ? `No user ${target.id} in this organisation`
+    : `No user with the email ${target.email} in this organisation`;
+
+/**
+ * Runs `change` on one user of the organisation, in a transaction in which the
+ * organisation still has an owner afterwards, or nothing is changed. Two changes at once
+ * cannot both take away a different last-but-one owner: PostgreSQL serialises them on the
+ * organisation's row (FOR UPDATE), SQLite on its one writer; the owners are counted after
+ * the change, by the statement that sees what committed before it.
+ */
+async function changeUser(
+  db: Db,
+  org: string,
+  target: UserTarget,
+  lastOwner: string,
+  recorded: { action: ManagementAction; actor: Actor; details?: Record<string, unknown> },
+  change: (trx: Kysely<Database>, user: User) => Promise<void>,
+): Promise<User> {
+  return db.transaction().execute(async (trx) => {
+    const organization = await organizationOf(trx, org);
+    // A lock on the organisation's row (PostgreSQL); SQLite runs one writer at a time.
+    await sql`update organizations set id = id where id = ${organization.id}`.execute(trx);
+    const users = await listUsers(trx, organization.id);
+    const user = users.find((candidate) =>
+      'id' in target
+        ? candidate.id === target.id
+        : candidate.email.toLowerCase() === target.email.trim().toLowerCase(),
+    );
+    if (!user) throw new UserManagementError(describeTarget(target));
+    await change(trx, user);
+    const owners = await trx
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('organization_id', '=', organization.id)
+      .where('role', '=', 'owner')
+      .executeTakeFirstOrThrow();
+    if (Number(owners.n) === 0) throw new UserManagementError(lastOwner);
+    await recordAction(trx, {
+      organizationId: organization.id,
+      ...recorded,
+      target: user.id,
+      details: { email: user.email, ...recorded.details },
+    });
+    return user;
+  });
+}
+
+/** Gives a user another role; the last owner keeps theirs. */
+export async function changeUserRole(
+  db: Db,
+  org: string,
+  target: UserTarget,
+  role: Role,
+  actor: Actor = CLI_ACTOR,
+): Promise<User> {
+  const user = await changeUser(
+    db,
+    org,
+    target,
+    'The last owner cannot be made an administrator: make another user an owner first.',
+    { action: 'user.role-changed', actor, details: { role } },
+    async (trx, user) => {
+      await trx.updateTable('users').set({ role }).where('id', '=', user.id).execute();
+    },
+  );
+  return { ...user, role };
+}
+
+/** Removes a user: their sessions end with them, at once. The last owner stays. */
+export async function removeUser(
+  db: Db,
+  org: string,
+  target: UserTarget,
+  actor: Actor = CLI_ACTOR,
+): Promise<User> {
+  return changeUser(
+    db,
+    org,
+    target,
+    'The last owner cannot be removed: make another user an owner first.',
+    { action: 'user.removed', actor },
+    async (trx, user) => {
+      await trx.deleteFrom('sessions').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('users').where('id', '=', user.id).execute();
+    },
+  );
+}
+
+/**
+ * Gives a user a new one-time password (shown once, only its hash kept) to replace at
+ * their next sign-in; their sessions end at once.
+ */
+export async function resetUserPassword(
+  db: Db,
+  org: string,
+  target: UserTarget,
+  actor: Actor = CLI_ACTOR,
+): Promise<{ user: User; oneTimePassword: string }> {
+  const oneTimePassword = generateOneTimePassword();
+  const passwordHash = await hashPassword(oneTimePassword);
+  const user = await changeUser(
+    db,
+    org,
+    target,
+    'The organisation has no owner.',
+    { action: 'user.password-reset', actor },
+    async (trx, user) => {
+      await trx.deleteFrom('sessions').where('user_id', '=', user.id).execute();
+      await trx
+        .updateTable('users')
+        .set({ password_hash: passwordHash, must_change_password: fromBoolean(true) })
+        .where('id', '=', user.id)
+        .execute();
+    },
+  );
+  return { user, oneTimePassword };
 }

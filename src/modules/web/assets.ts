@@ -209,6 +209,22 @@ thead th { white-space: nowrap; font-size: 0.78rem; text-transform: uppercase; l
 tbody th { font-weight: 600; }
 tbody tr:last-child th, tbody tr:last-child td { border-bottom: 0; }
 td.actions { text-align: right; white-space: nowrap; }
+th.number, td.number { text-align: right; font-variant-numeric: tabular-nums; }
+fieldset.field { border: 0; padding: 0; margin: 0 0 1rem; min-width: 0; }
+fieldset.field legend { font-weight: 600; margin-bottom: 0.35rem; padding: 0; }
+.radio-row { display: flex; gap: 0.5rem; align-items: baseline; margin: 0.25rem 0; }
+.radio-row label { font-weight: 400; }
+.upload-form input[type="file"], .upload-form select { max-width: 100%; }
+.upload-progress { margin-top: 1rem; }
+.upload-progress progress { width: 100%; max-width: 28rem; }
+/* A phone: the secret on a line of its own, whole; the Copy button under it. */
+@media (max-width: 30rem) {
+  .secret-row { flex-wrap: wrap; }
+  .secret-row .secret { flex-basis: 100%; }
+}
+.role-form { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; }
+ol.problems { margin: 0; padding-left: 1.5rem; overflow-wrap: anywhere; }
+ol.problems li { margin: 0.35rem 0; }
 td time { white-space: nowrap; }
 /* What belongs to a cell's value, on a line of its own under it (a key's prefix, expiry). */
 .sub { display: block; margin-top: 0.15rem; font-size: 0.8rem; font-weight: 400; color: var(--muted); }
@@ -252,6 +268,36 @@ document.addEventListener('change', (event) => {
   } else if (box.hasAttribute('data-clears')) {
     for (const ticked of document.querySelectorAll(box.getAttribute('data-clears') + ' input:checked')) ticked.checked = false;
   }
+});
+// A form that uploads or imports a file shows how far it has come while the page waits for
+// the answer: the server tells, every half second, what the organisation's upload is doing.
+document.addEventListener('submit', (event) => {
+  const form = event.target;
+  const url = form instanceof HTMLFormElement ? form.getAttribute('data-upload-progress') : null;
+  const box = url && form.querySelector('.upload-progress');
+  if (!box) return;
+  const bar = box.querySelector('progress');
+  const text = box.querySelector('[role="status"]');
+  const words = { receiving: 'Uploading', checking: 'Checking', importing: 'Importing' };
+  box.hidden = false;
+  for (const button of form.querySelectorAll('button')) button.disabled = true;
+  const poll = async () => {
+    try {
+      const response = await fetch(url, { headers: { accept: 'application/json' } });
+      const state = await response.json();
+      if (state.running && state.total) {
+        const percent = Math.min(100, Math.round((state.done / state.total) * 100));
+        bar.value = percent;
+        text.textContent = (words[state.phase] || 'Working') + ': ' + percent + ' %';
+      } else if (state.running) {
+        bar.removeAttribute('value');
+        text.textContent = (words[state.phase] || 'Working') + '…';
+      }
+    } catch {}
+    setTimeout(poll, 500);
+  };
+  text.textContent = 'Starting…';
+  setTimeout(poll, 250);
 });
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null;

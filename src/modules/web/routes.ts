@@ -4,6 +4,7 @@
 // Keys and the setting are changed through the same modules as `compplan keys` and
 // `compplan orgs set`, so the page and the command line cannot disagree.
 
+import multipart from '@fastify/multipart';
 import type {
   FastifyError,
   FastifyPluginAsync,
@@ -13,7 +14,9 @@ import type {
 } from 'fastify';
 import type { Actor } from '../../audit/entry.js';
 import { recordAction, withRecordedAction } from '../../audit/repository.js';
-import type { WebhookConfig } from '../../config.js';
+import type { DatabaseConfig, WebhookConfig } from '../../config.js';
+import { openDatabase } from '../../db/connect.js';
+import { UploadStaging } from '../../import/uploads.js';
 import { findApiKey } from '../api-keys/repository.js';
 import {
   createApiKey,
@@ -36,7 +39,7 @@ import {
   startSession,
   tokensMatch,
 } from '../sessions/service.js';
-import { emailKey, type User } from '../users/repository.js';
+import { emailKey, noteSignIn, type User } from '../users/repository.js';
 import { authenticate, chooseNewPassword, passwordProblem } from '../users/service.js';
 import { ASSETS } from './assets.js';
 import { registerAuditPages } from './audit-pages.js';
@@ -54,6 +57,9 @@ import {
   setCookie,
 } from './http.js';
 import { formMessage, keyChoices, restrictionsOf } from './key-restrictions.js';
+import type { PageContext } from './pages/context.js';
+import { DATA_PAGE, registerDataPages } from './pages/data.js';
+import { registerUserPages, USERS_PAGE } from './pages/users.js';
 import {
   choosePasswordPage,
   connectionsPage,
@@ -126,8 +132,14 @@ const notFoundPage = () =>
     label: 'Go to Settings',
   });
 
-export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async (app, options) => {
+export const webRoutes: FastifyPluginAsync<{
+  webhooks: WebhookConfig;
+  changeRetentionDays: number;
+  databaseConfig: DatabaseConfig;
+}> = async (app, options) => {
   acceptForms(app);
+  // Uploads (Settings → Data) are read part by part as they arrive, never whole.
+  await app.register(multipart, { throwFileSizeLimit: true });
   addSecurityHeaders(app);
   app.decorateRequest('signed', null);
 
@@ -199,7 +211,8 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
       request.log.info({ url: request.url }, 'web form sent again: nothing done');
       const route = request.routeOptions.url ?? '';
       const page =
-        route === ROLES ? ROLES : route.startsWith(WEBHOOKS_PAGE) ? WEBHOOKS_PAGE : CONNECTIONS;
+        [ROLES, USERS_PAGE, DATA_PAGE, WEBHOOKS_PAGE].find((p) => route.startsWith(p)) ??
+        CONNECTIONS;
       return redirect(reply, `${page}?${RESENT}`);
     }
   }
@@ -325,6 +338,7 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
         actor: userActor(user, request),
       }),
     );
+    await noteSignIn(app.db, user.id, new Date().toISOString());
     cookie(request, reply, SESSION_COOKIE, session.id);
     cookie(request, reply, SIGN_IN_COOKIE, '');
     request.log.info({ userId: user.id }, 'signed in');
@@ -482,16 +496,40 @@ export const webRoutes: FastifyPluginAsync<{ webhooks: WebhookConfig }> = async 
     }
   });
 
-  // --- Settings → Connections → Webhooks ---------------------------------------------
-  registerWebhookPages(app, {
+  // --- Settings → Connections → Webhooks, Users, Data ----------------------------------
+  const pages: PageContext = {
     signedIn,
     signedInPost,
     view,
     sessionIdOf: (request) => signedOf(request).sessionId,
     notFound: (reply) => sendPage(reply, 404, notFoundPage()),
-    config: options.webhooks,
     resentFlag: RESENT,
     actorOf,
+  };
+  registerWebhookPages(app, { ...pages, config: options.webhooks });
+  registerUserPages(app, pages);
+  const staging = new UploadStaging();
+  app.addHook('onClose', () => staging.close());
+  registerDataPages(app, pages, {
+    staging,
+    changeRetentionDays: options.changeRetentionDays,
+    // SQLite: a connection of its own for the import's one long transaction, as the command
+    // line has, so that the server's connection goes on answering meanwhile. PostgreSQL's
+    // long work has its own pool already.
+    withImportDatabase: async (work) => {
+      const config = options.databaseConfig;
+      if (config.dialect !== 'sqlite' || config.path === ':memory:') return work(app.database);
+      const own = openDatabase(config);
+      try {
+        return await work(own);
+      } finally {
+        await own.db.destroy();
+      }
+    },
+    formTokenOk: (request, token) => {
+      const signed = request.signed;
+      return !!signed && !crossSite(request) && tokensMatch(token, signed.session.csrfToken);
+    },
   });
 
   // --- Settings → Audit log ------------------------------------------------------------

@@ -75,7 +75,7 @@ export function brand(): SafeHtml {
   return html`<span class="brand"><span class="brand-mark" aria-hidden="true">cp</span>compplan</span>`;
 }
 
-type SettingsPage = 'connections' | 'webhooks' | 'roles' | 'audit';
+export type SettingsPage = 'connections' | 'webhooks' | 'roles' | 'users' | 'data' | 'audit';
 
 export function settingsLayout(
   signed: Signed,
@@ -103,6 +103,8 @@ export function settingsLayout(
       ${link('connections', '/app/settings/connections', 'Connections')}
       ${link('webhooks', '/app/settings/connections/webhooks', 'Webhooks')}
       ${link('roles', '/app/settings/roles', 'Roles & Permissions')}
+      ${user.role === 'owner' ? link('users', '/app/settings/users', 'Users') : ''}
+      ${link('data', '/app/settings/data', 'Data')}
       ${user.role === 'owner' ? link('audit', '/app/settings/audit-log', 'Audit log') : ''}
     </ul>
   </nav>

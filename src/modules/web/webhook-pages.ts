@@ -3,7 +3,6 @@
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import type { Actor } from '../../audit/entry.js';
 import type { WebhookConfig } from '../../config.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import { findWebhookEndpoint, type WebhookEndpoint } from '../../webhooks/repository.js';
@@ -16,6 +15,7 @@ import {
 } from '../../webhooks/service.js';
 import { keepForOneView, takeOneView } from '../sessions/one-time-view.js';
 import { formField, redirect, sendPage } from './http.js';
+import type { PageContext } from './pages/context.js';
 import type { Signed } from './views.js';
 import {
   EVENT_FIELD,
@@ -44,18 +44,8 @@ export function webMessage(message: string): string {
   return FOR_WEB_USERS.reduce((text, [setting, words]) => text.replace(setting, words), message);
 }
 
-export interface WebhookPageContext {
-  signedIn: RouteShorthandOptions;
-  signedInPost: RouteShorthandOptions;
-  /** The signed-in user, organisation and CSRF token of a request. */
-  view(request: FastifyRequest): Signed;
-  sessionIdOf(request: FastifyRequest): string;
-  notFound(reply: FastifyReply): FastifyReply;
+export interface WebhookPageContext extends PageContext {
   config: WebhookConfig;
-  /** The query flag of a page reached because its form had been sent already. */
-  resentFlag: string;
-  /** The signed-in user as the audit log records them. */
-  actorOf(request: FastifyRequest): Actor;
 }
 
 export function registerWebhookPages(app: FastifyInstance, context: WebhookPageContext): void {

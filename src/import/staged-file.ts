@@ -1,0 +1,93 @@
+// A file uploaded in the web application (uploads.ts), checked or imported by the same
+// loader as `compplan import` (load.ts, cycle-csv.ts): CSV read whole within its limit,
+// JSON or NDJSON as the command reads them (source.ts) — in the server's own thread, where
+// the command line reads them in a worker thread, so the rules, limits and messages are
+// the same. `onRead` is told how many bytes have been read, for the page's progress.
+import { createReadStream } from 'node:fs';
+import type { DatabaseHandle } from '../db/connect.js';
+import { checkEmployeesCsv, importEmployeesCsv } from './cycle-csv.js';
+import {
+  type CheckedImport,
+  checkRecords,
+  type ImportSummary,
+  importRecords,
+  type LoadOptions,
+} from './load.js';
+import type { ImportRecord } from './records.js';
+import { readCsvText, recordsOfStream } from './source.js';
+import type { UploadFormat } from './uploads.js';
+
+export interface StagedFile {
+  path: string;
+  name: string;
+  format: UploadFormat;
+  cycleId?: string | undefined;
+}
+
+type Options = LoadOptions & { organization: string; prune: boolean };
+
+export function checkStagedFile(
+  database: DatabaseHandle,
+  file: StagedFile,
+  options: Options,
+  onRead: (bytes: number) => void,
+): Promise<CheckedImport> {
+  return loadStagedFile(database, file, options, onRead, {
+    csv: checkEmployeesCsv,
+    records: checkRecords,
+  });
+}
+
+export function importStagedFile(
+  database: DatabaseHandle,
+  file: StagedFile,
+  options: Options,
+  onRead: (bytes: number) => void,
+): Promise<ImportSummary> {
+  return loadStagedFile(database, file, options, onRead, {
+    csv: importEmployeesCsv,
+    records: importRecords,
+  });
+}
+
+async function loadStagedFile<T>(
+  database: DatabaseHandle,
+  file: StagedFile,
+  options: Options,
+  onRead: (bytes: number) => void,
+  load: {
+    csv: typeof checkEmployeesCsv extends (...args: infer A) => unknown
+      ? (...args: A) => Promise<T>
+      : never;
+    records: (
+      database: DatabaseHandle,
+      records: AsyncIterable<ImportRecord>,
+      options: LoadOptions,
+    ) => Promise<T>;
+  },
+): Promise<T> {
+  if (file.format === 'csv') {
+    const text = await readCsvText(file.path);
+    onRead(Buffer.byteLength(text));
+    return load.csv(database, text, {
+      ...options,
+      org: options.organization,
+      cycle: file.cycleId ?? '',
+    });
+  }
+  return load.records(
+    database,
+    await recordsOfStream(file.name, counted(file.path, onRead)),
+    options,
+  );
+}
+
+/** The file's bytes, in the command line's chunks, each counted as it is read. */
+async function* counted(path: string, onRead: (bytes: number) => void): AsyncGenerator<Uint8Array> {
+  let read = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 })) {
+    read += (chunk as Buffer).length;
+    onRead(read);
+    yield chunk as Buffer;
+  }
+}

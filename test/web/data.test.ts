@@ -1,0 +1,187 @@
+// Settings → Data in a real browser (headless Chromium): an owner checks a file (problems in
+// words for people; then what would change), imports it with its progress shown, prunes
+// with the box, is refused a file over 100 MB (made on disk as a stream, never held in
+// memory) and an upload while another runs; an administrator sees the page too. Each page
+// fits 390 px and 1280 px; screenshots at both widths go to test-results/screenshots/.
+import { once } from 'node:events';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Browser, launchBrowser, screenshotsAtBothWidths } from '../helpers/browser.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { sendUpload } from '../helpers/uploads.js';
+import { signInNewOwner } from '../helpers/web-browser-session.js';
+import { staffedDataSet } from '../helpers/web-client.js';
+
+const MB = 1024 * 1024;
+
+describe('Settings → Data in the browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  const files = mkdtempSync(join(tmpdir(), 'compplan-upload-files-'));
+
+  const main = async () => (await page.locator('main').textContent())?.replace(/\s+/g, ' ') ?? '';
+
+  const screenshots = (name: string) => screenshotsAtBothWidths(page, `data-${name}`);
+
+  async function upload(name: string, content: string | Buffer, format = 'data-set') {
+    await page.goto(`${server.url}/app/settings/data`);
+    await page.locator(`input[name="format"][value="${format}"]`).check();
+    await page
+      .getByLabel('File', { exact: true })
+      .setInputFiles({ name, mimeType: 'application/octet-stream', buffer: Buffer.from(content) });
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.waitForLoadState('load');
+  }
+
+  /** An NDJSON data set of `count` employees of initech's one cycle. */
+  function ndjson(count: number): string {
+    const { organization, meritCycles } = staffedDataSet('initech', ['x@initech.example']);
+    const [{ employees: [employee] = [], ...cycle }] = meritCycles as [
+      (typeof meritCycles)[number],
+    ];
+    const lines = [JSON.stringify({ organization }), JSON.stringify({ meritCycle: cycle })];
+    for (let i = 0; i < count; i++) {
+      const email = `e${i}@initech.example`;
+      lines.push(JSON.stringify({ employee: { ...employee, email }, meritCycle: cycle.name }));
+    }
+    return `${lines.join('\n')}\n`;
+  }
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      dataSets: [staffedDataSet('initech', ['a@initech.example', 'b@initech.example'])],
+    });
+    browser = await launchBrowser(server.url);
+    page = await browser.context.newPage();
+    await signInNewOwner(page, server, 'olivia.owner@initech.example');
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    rmSync(files, { recursive: true, force: true });
+  });
+
+  it('lists the merit cycles with their employees and last import', async () => {
+    await page.getByRole('link', { name: 'Data' }).click();
+    await page.waitForLoadState('load');
+    expect(await main()).toMatch(
+      /2026 Annual Merit mc_\S+ Active 2 .* by the command line 2 created/,
+    );
+    await screenshots('01-cycles');
+  });
+
+  it('a file with problems is refused, each problem in words for people; nothing changes', async () => {
+    const bad = staffedDataSet('initech', ['a@initech.example', 'not-an-email']);
+    await upload('bad.json', JSON.stringify(bad));
+    expect(await page.getByRole('alert').textContent()).toBe(
+      'The file was not imported: it has a problem. Nothing was changed.',
+    );
+    expect(await page.locator('ol.problems li').allTextContents()).toEqual([
+      'Employee 2 (not-an-email) of merit cycle 1 ("2026 Annual Merit"), field "email": must be an email address',
+    ]);
+    await screenshots('02-problems');
+  });
+
+  it('check, then import: what would change, then what changed', async () => {
+    await page.goto(`${server.url}/app/settings/data`);
+    // A file on disk: Playwright hands a buffer of megabytes over to the page slowly.
+    const file = join(files, 'initech.ndjson');
+    writeFileSync(file, ndjson(40_000));
+    await page.getByLabel('File', { exact: true }).setInputFiles(file);
+    // The click returns once the answer has come; meanwhile the page shows the progress.
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.waitForURL(/check=/);
+    expect(await main()).toContain('Checked: initech.ndjson');
+    expect(await main()).toMatch(/2026 Annual Merit Unchanged 40,000 0 0 2/);
+    expect(await main()).toContain('Also remove the 2 employees the file no longer lists');
+    await screenshots('04-checked');
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.waitForURL(/\/app\/settings\/data$/);
+    expect(await main()).toContain(
+      'Imported initech.ndjson: merit cycles 0 created, 0 updated, 1 unchanged; employees 40,000 created, 0 updated, 0 unchanged, 0 removed.',
+    );
+    expect(await main()).toMatch(/Active 40,002 .* by olivia\.owner@initech\.example/);
+    await screenshots('05-imported');
+  });
+
+  it('prune: the box removes the employees the file no longer lists', async () => {
+    await upload(
+      'two.json',
+      JSON.stringify(staffedDataSet('initech', ['a@initech.example', 'b@initech.example'])),
+    );
+    await page.getByLabel('Also remove the 40,000 employees the file no longer lists').check();
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.waitForURL(/\/app\/settings\/data$/);
+    expect(await main()).toContain('0 created, 0 updated, 2 unchanged, 40,000 removed');
+    expect(await main()).toMatch(/Active 2 /);
+  });
+
+  it('a file over 100 MB is refused before it is read whole; nothing changes', async () => {
+    // Written to disk in pieces: the test never holds it in memory.
+    const big = join(files, 'big.ndjson');
+    const out = createWriteStream(big);
+    const piece = Buffer.alloc(MB, 'x\n');
+    for (let written = 0; written < 101 * MB; written += MB) {
+      if (!out.write(piece)) await once(out, 'drain');
+    }
+    out.end();
+    await once(out, 'finish');
+    await page.goto(`${server.url}/app/settings/data`);
+    await page.getByLabel('File', { exact: true }).setInputFiles(big);
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.getByRole('alert').textContent()).toContain(
+      'The file is larger than 100 MiB, the most the web application takes; nothing was changed.',
+    );
+    await screenshots('06-too-large');
+  });
+
+  it('while an upload runs the page shows its progress, and a second upload is refused, saying who is uploading', async () => {
+    // Another upload of the organisation, stalled halfway (sent by hand, as a slow browser).
+    const cookies = await browser.context.cookies(`${server.url}/app/settings/data`);
+    const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    await page.goto(`${server.url}/app/settings/data`);
+    const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+    // Its Content-Length promises 4 MiB; 64 KiB come, then nothing more.
+    const stalled = sendUpload(`${server.url}/app/settings/data/check`, cookie, csrf, {
+      declared: 4 * MB,
+      send: 64 * 1024,
+      end: false,
+    });
+    stalled.answer.catch(() => undefined);
+    try {
+      for (let tries = 0; ; tries++) {
+        const progress = await fetch(`${server.url}/app/settings/data/progress`, {
+          headers: { cookie },
+        });
+        if (((await progress.json()) as { running: boolean }).running) break;
+        if (tries > 100) throw new Error('the stalled upload never ran');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // The page's progress (what a form shows while its own upload runs), from the
+      // server's account of the running upload: the form's submit event, without sending.
+      await page.evaluate(
+        "document.querySelector('form.upload-form').dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }))",
+      );
+      await page
+        .locator('.upload-progress [role="status"]')
+        .filter({ hasText: /^Uploading: \d+ %$/ })
+        .waitFor();
+      expect(await page.locator('.upload-progress progress').first().getAttribute('max')).toBe(
+        '100',
+      );
+      await screenshots('07-progress');
+      await upload('two.json', JSON.stringify(staffedDataSet('initech', ['a@initech.example'])));
+      expect(await page.getByRole('alert').textContent()).toMatch(
+        /^Another upload for Initech Corp is running: olivia\.owner@initech\.example is uploading a file \(since \d\d:\d\d UTC\)\. Wait until it has finished, then upload again; nothing was changed\.$/,
+      );
+      await screenshots('08-busy');
+    } finally {
+      stalled.abort();
+    }
+  });
+});
