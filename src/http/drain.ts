@@ -38,6 +38,11 @@ export interface Drain {
    * connection.
    */
   close(): Promise<void>;
+  /**
+   * Calls `listener` when the drain begins: an answer that may stream for long (a bulk
+   * download) ends itself within the shutdown's grace, since close() waits for it.
+   */
+  onBegin(listener: () => void): void;
 }
 
 /** Tracks the server's exchanges (from now on) so that it can be closed as above. */
@@ -46,6 +51,7 @@ export function drainConnections(server: Server): Drain {
   const connections = new Map<Socket, Set<ServerResponse>>();
   let swept: Promise<void> | undefined;
   let closed: Promise<void> | undefined;
+  const beginListeners: (() => void)[] = [];
 
   const closeAfterThis = (response: ServerResponse) => {
     // The client learns not to send another request on this connection, and Node ends
@@ -75,6 +81,7 @@ export function drainConnections(server: Server): Drain {
 
   const begin = () => {
     if (swept) return;
+    for (const listener of beginListeners) listener();
     for (const pending of connections.values()) {
       for (const response of pending) closeAfterThis(response);
     }
@@ -127,6 +134,9 @@ export function drainConnections(server: Server): Drain {
 
   return {
     begin,
+    onBegin: (listener) => {
+      beginListeners.push(listener);
+    },
     close: () => {
       // A server that never listened (an app used through inject) has nothing to let go.
       if (!server.listening) return Promise.resolve();

@@ -98,6 +98,11 @@ describe('key expiry and rotation', () => {
       key: expect.stringMatching(/^cpk_/),
       org: ACME,
       name: 'dashboard',
+      // What it may read, unchanged by the roll.
+      cycles: [CYCLE.annual2025],
+      hiddenColumns: ['department'],
+      expiresAt: null,
+      allowedAddresses: null,
       previousSecretExpiresAt: new Date(clock.now() + DAY).toISOString(),
     });
     // The roll moved the keys revision; each instance confirms it (once a second on its own).

@@ -214,7 +214,23 @@ export function tempDatabase(): TempDatabase {
   };
 }
 
-/** Every row of every table of a SQLite database, in a stable order: for before/after checks. */
+/** The audit log of a SQLite database, every entry, oldest first. */
+export function auditEntries(path: string): Record<string, unknown>[] {
+  const sqlite = new SQLite(path, { readonly: true, fileMustExist: true });
+  try {
+    return sqlite.prepare('select * from audit_entries order by id').all() as Record<
+      string,
+      unknown
+    >[];
+  } finally {
+    sqlite.close();
+  }
+}
+
+/**
+ * Every row of every table of a SQLite database, in a stable order, without what every
+ * import and request writes (snapshot.ts, `comparable`): for before/after checks.
+ */
 export function dumpDatabase(path: string): Record<string, unknown[]> {
   const sqlite = new SQLite(path, { readonly: true, fileMustExist: true });
   try {

@@ -1,11 +1,12 @@
 // One bulk download per key across instances (docs/bulk-download.md): two servers on the
 // same PostgreSQL database and the same Redis. While a key's download streams from one,
 // the other answers the same key 429 with Retry-After; once it ends, the other serves it.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIDE_CYCLE, WIDE_ORG, wideCycleDataSet } from '../fixtures/bulk-data-sets.js';
 import { employeesPath } from '../helpers/api-expectations.js';
 import { pausedDownload } from '../helpers/paused-download.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type RedisServer, startRedis } from '../helpers/services/redis.js';
 
 const bulkPath = `${employeesPath(WIDE_CYCLE)}/bulk`;
 
@@ -13,10 +14,12 @@ describe('one bulk download per key across instances', () => {
   let first: TestServer;
   let second: TestServer;
   let key: string;
+  let redis: RedisServer;
 
   beforeAll(async () => {
-    const redisUrl = inject('redisUrl');
-    if (!redisUrl) throw new Error('the production project runs with Redis');
+    // A Redis of its own, as every production test starts the services it uses.
+    redis = await startRedis();
+    const redisUrl = redis.url;
     first = await startTestServer({ dataSets: [wideCycleDataSet('v1')], redisUrl });
     second = await startTestServer({ database: first.databaseConfig, redisUrl });
     key = await first.createKey(WIDE_ORG);
@@ -24,6 +27,7 @@ describe('one bulk download per key across instances', () => {
   afterAll(async () => {
     await second?.close();
     await first?.close();
+    await redis?.stop();
   });
 
   it('refuses a second download of the key on another instance while the first streams, then serves it', async () => {

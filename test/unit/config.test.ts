@@ -17,7 +17,7 @@ describe('loadConfig', () => {
   it('uses the documented defaults when nothing is set', () => {
     expect(loadConfig({})).toMatchObject({
       port: 3000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       database: { dialect: 'sqlite', path: './data/compplan.db' },
       redisUrl: undefined,
       rateLimitPerSecond: 10,

@@ -167,7 +167,7 @@ describe('least-privilege keys in the browser', () => {
     await page.waitForLoadState('load');
     await page.goto(`${server.url}/app/settings/connections`);
     const cells = await page.getByRole('row', { name: /Trial/ }).locator('td').allTextContents();
-    expect(cells[0]).toBe('All merit cycles No hidden columns');
+    expect(cells[0]).toBe('All merit cycles No hidden columns From any address');
     expect(cells[2]).toMatch(/^Active Expires \d{4}-\d\d-\d\d \d\d:\d\d UTC Expires soon$/);
     const dashboard = await page
       .getByRole('row', { name: /Dashboard/ })

@@ -176,7 +176,7 @@ describe('Settings in the browser', () => {
       ),
     );
     const cells = await row.locator('td').allTextContents();
-    expect(cells[0]).toBe('All merit cycles No hidden columns');
+    expect(cells[0]).toBe('All merit cycles No hidden columns From any address');
     // Last used: the /ping just made, and from where.
     expect(cells[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC from 127\.0\.0\.1$/);
     expect(cells[2]).toBe('Active Never expires');

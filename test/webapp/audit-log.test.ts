@@ -56,7 +56,7 @@ describe('Settings → Audit log', () => {
     const shown = await owner.get('/app/settings/connections');
     secret = /value="(cpk_[0-9A-Za-z]{42})"/.exec(shown.body)?.[1] ?? '';
     expect(shown.body).toContain(
-      '<td data-label="Allowed from"><code>127.0.0.1</code>, <code>10.0.0.0/8</code></td>',
+      '<span class="sub">Only from <code>127.0.0.1</code>, <code>10.0.0.0/8</code></span>',
     );
     const [key] = await keysOf('initech');
     keyId = key?.id ?? '';

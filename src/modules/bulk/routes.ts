@@ -56,13 +56,12 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
     registers: [app.metrics.registry],
   });
   const downloads = new Set<FastifyReply>();
-  app.addHook('preClose', (done) => {
-    if (downloads.size > 0) {
-      setTimeout(() => {
-        for (const reply of downloads) reply.raw.destroy();
-      }, SHUTDOWN_DOWNLOAD_GRACE_MS).unref();
-    }
-    done();
+  // From the moment the server begins to drain (SIGTERM, or the app closed): the drain
+  // waits for every answer, and a stalled download would hold it past the shutdown's grace.
+  app.drain.onBegin(() => {
+    setTimeout(() => {
+      for (const reply of downloads) reply.raw.destroy();
+    }, SHUTDOWN_DOWNLOAD_GRACE_MS).unref();
   });
 
   app.route({
@@ -93,6 +92,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
           },
         },
         401: errorResponses[401],
+        403: errorResponses[403],
         404: errorResponses[404],
         422: errorResponses[422],
         429: errorResponses[429],

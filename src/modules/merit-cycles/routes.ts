@@ -136,6 +136,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: MeritCycleColumns,
         401: errorResponses[401],
+        403: errorResponses[403],
         404: errorResponses[404],
         422: errorResponses[422],
         429: errorResponses[429],

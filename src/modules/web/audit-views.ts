@@ -1,6 +1,6 @@
 // Settings → Audit log: the filter form, the entries newest first, and the link to older
 // ones. On a phone each entry is a block with its values under their column names, as
-// the key list is (the `key-list` styles).
+// the key list is (the `stacked` styles).
 import type { AuditAction, AuditEntry } from '../../audit/entry.js';
 import { AUDIT_ACTIONS, REQUEST_ACTION } from '../../audit/entry.js';
 import type { ApiKey } from '../api-keys/repository.js';
@@ -143,7 +143,7 @@ ${view.error && alert('error', view.error)}
   ${
     view.entries.length === 0
       ? html`<p class="muted">${Object.values(view.query).some((value) => value !== '') ? 'No entries match these filters.' : 'No entries yet.'}</p>`
-      : html`<div class="table-wrap"><table class="key-list audit-list">
+      : html`<div class="table-wrap"><table class="audit-list stacked">
   <thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Details</th><th scope="col">From</th></tr></thead>
   <tbody>
 ${rows}
