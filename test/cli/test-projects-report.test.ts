@@ -1,5 +1,5 @@
 // `npm test`'s closing lines, from a real vitest run of one small test file on a machine
-// made to lack PostgreSQL, Redis, nginx and wrk (their paths pointed at nothing): the projects
+// made to lack PostgreSQL, Redis, nginx, wrk and xmllint (their paths pointed at nothing): the projects
 // run and skipped are listed, and under CI=true the run fails for the skipped ones.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { CHROMIUM } from '../helpers/projects.js';
+import { CHROMIUM, PANDAS_PACKAGE, PYTHON } from '../helpers/projects.js';
 
 const VITEST = join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs');
 const emptyDir = mkdtempSync(join(tmpdir(), 'compplan-empty-path-'));
@@ -20,7 +20,7 @@ function vitest(ci: boolean) {
     if (!name.startsWith('VITEST') && name !== 'CI' && name !== 'NODE_OPTIONS') env[name] = value;
   }
   Object.assign(env, {
-    // An empty directory as PATH: no redis-server, no wrk (node is run by its path).
+    // An empty directory as PATH: no redis-server, wrk or xmllint (node is run by its path).
     PATH: emptyDir,
     COMPPLAN_PG_BIN: join(REPO_ROOT, 'no-such-postgres'),
     COMPPLAN_NGINX_BIN: join(REPO_ROOT, 'no-such-nginx'),
@@ -43,6 +43,12 @@ const skipped = [
   'Test project skipped: redis, for lack of redis-server (on PATH)',
   `Test project skipped: production, for lack of PostgreSQL (${join(REPO_ROOT, 'no-such-postgres')}/initdb and pg_ctl, or COMPPLAN_TEST_POSTGRES_URL), redis-server (on PATH), nginx (${join(REPO_ROOT, 'no-such-nginx')})`,
   'Test project skipped: bench, for lack of wrk (on PATH)',
+  `Test project skipped: interop, for lack of ${[
+    ...(existsSync(PYTHON) && existsSync(PANDAS_PACKAGE)
+      ? []
+      : [`pandas (Debian's python3-pandas, ${PANDAS_PACKAGE})`]),
+    "xmllint (Debian's libxml2-utils, on PATH)",
+  ].join(', ')}`,
 ];
 
 describe("npm test's closing lines", () => {
@@ -58,8 +64,8 @@ describe("npm test's closing lines", () => {
     const { code, stdout } = await vitest(true);
     for (const line of skipped) expect(stdout).toContain(`${line}\n`);
     const missing = existsSync(CHROMIUM)
-      ? 'postgres, redis, production, bench'
-      : 'postgres, redis, production, web, bench';
+      ? 'postgres, redis, production, bench, interop'
+      : 'postgres, redis, production, web, bench, interop';
     expect(stdout).toContain(
       `CI=true: every test project must run, and ${missing} did not: install what it lacks (.ci/run installs it all).\n`,
     );

@@ -12,7 +12,7 @@ import { POSTGRES_BIN, postgresAvailable } from './services/postgres.js';
 export const CHROMIUM = '/usr/bin/chromium';
 /** Debian's Python and its python3-pandas: the client of the interop tests (test/interop). */
 export const PYTHON = '/usr/bin/python3';
-const PANDAS_PACKAGE = '/usr/lib/python3/dist-packages/pandas';
+export const PANDAS_PACKAGE = '/usr/lib/python3/dist-packages/pandas';
 
 /** What the projects beyond `sqlite` need, as found on this machine. */
 export interface Services {

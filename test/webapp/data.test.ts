@@ -68,7 +68,7 @@ describe('Settings → Data', () => {
 
   it('migration 0014 counts each cycle’s stored employees once; the last import is then unknown', async () => {
     const client = await signedIn('migrator@initech.example', 'owner');
-    const down = await migratorOf(server.database).migrateTo('0011-webhooks');
+    const down = await migratorOf(server.database).migrateTo('0013-column-schema');
     expect(down.error).toBeUndefined();
     expect(await migrateToLatest(server.database)).toEqual(['0014-web-management']);
     const text = textOf((await client.get(DATA)).body);
