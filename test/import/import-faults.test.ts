@@ -170,19 +170,25 @@ describe('import faults', () => {
     const before = await dump(database);
     const probe = await probeFor(database);
     try {
-      // Calibrate: how long the transaction of this import lasts here, from a copy.
-      const scratch = await freshDatabase();
-      const scratchProbe = await probeFor(scratch);
-      const calibration = startImport(scratch, bigFile);
-      children.push(calibration.child);
-      const began = await waitForTransaction(scratchProbe, calibration.child, calibration.output);
-      // Its end as the probe sees it, not the process's exit, which comes later by the
-      // time the process takes to stop (more on a loaded machine).
-      while (await scratchProbe.inTransaction()) await sleep(5);
-      const transactionMs = Date.now() - began;
-      const finished = await calibration.exited;
-      await scratchProbe.close();
-      expect(finished.code, calibration.output()).toBe(0);
+      // Calibrate: how long the transaction of this import lasts here, from a copy; the
+      // shorter of two runs, since one run beside a busy moment of the machine (other test
+      // files run meanwhile) lasts longer than the killed runs may, and a kill point past
+      // their end would find the import committed.
+      let transactionMs = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 2; round++) {
+        const scratch = await freshDatabase();
+        const scratchProbe = await probeFor(scratch);
+        const calibration = startImport(scratch, bigFile);
+        children.push(calibration.child);
+        const began = await waitForTransaction(scratchProbe, calibration.child, calibration.output);
+        // Its end as the probe sees it, not the process's exit, which comes later by the
+        // time the process takes to stop (more on a loaded machine).
+        while (await scratchProbe.inTransaction()) await sleep(5);
+        transactionMs = Math.min(transactionMs, Date.now() - began);
+        const finished = await calibration.exited;
+        await scratchProbe.close();
+        expect(finished.code, calibration.output()).toBe(0);
+      }
       expect(transactionMs).toBeGreaterThan(100);
 
       const killPoints: [string, number | 'before'][] = [
