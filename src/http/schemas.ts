@@ -52,6 +52,17 @@ export const errorResponses = {
   500: ErrorBody.describe('Internal server error.'),
 } as const;
 
+/** What every API route may answer a request that carried a key, whatever it reads. */
+export const keyedErrorResponses = {
+  401: errorResponses[401],
+  403: errorResponses[403],
+  422: errorResponses[422],
+  429: errorResponses[429],
+} as const;
+
+/** The same, for a route of one merit cycle: 404 for one that is absent or out of scope. */
+export const cycleErrorResponses = { ...keyedErrorResponses, 404: errorResponses[404] } as const;
+
 // Query values arrive as text. Only plain decimal integers become numbers; anything else
 // ("abc", "2.5", "", "1e2") stays text so that zod reports invalid_type for it, rather
 // than coercing "" to 0 or "1e2" to 100.

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { findColumnSchema } from '../../columns/repository.js';
 import { notFound } from '../../errors.js';
 import { etagOf, matchesIfNoneMatch } from '../../http/etag.js';
-import { errorResponses, READ_METHODS } from '../../http/schemas.js';
+import { cycleErrorResponses, READ_METHODS } from '../../http/schemas.js';
 import { readScopeOf } from '../../plugins/authentication.js';
 import { DOWNLOAD_RETRY_AFTER_SECONDS } from '../../rate-limit/download-slots.js';
 import { sendTooManyRequests } from '../../rate-limit/plugin.js';
@@ -91,11 +91,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
             },
           },
         },
-        401: errorResponses[401],
-        403: errorResponses[403],
-        404: errorResponses[404],
-        422: errorResponses[422],
-        429: errorResponses[429],
+        ...cycleErrorResponses,
       },
     },
     handler: async (request, reply) => {

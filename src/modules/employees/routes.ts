@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
-import { errorResponses, READ_METHODS } from '../../http/schemas.js';
+import { cycleErrorResponses, errorResponses, READ_METHODS } from '../../http/schemas.js';
 import { type PageRequest, pageOfJsonBytes, resolvePageRequest } from '../../pagination/page.js';
 import { readScopeOf } from '../../plugins/authentication.js';
 import { findMeritCycleRow } from '../merit-cycles/repository.js';
@@ -30,11 +30,7 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: EmployeePage,
         400: errorResponses[400],
-        401: errorResponses[401],
-        403: errorResponses[403],
-        404: errorResponses[404],
-        422: errorResponses[422],
-        429: errorResponses[429],
+        ...cycleErrorResponses,
       },
     },
     handler: async (request, reply) => {

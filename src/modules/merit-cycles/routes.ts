@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { findColumnSchema } from '../../columns/repository.js';
 import { notFound } from '../../errors.js';
-import { errorResponses, NoQuery, READ_METHODS } from '../../http/schemas.js';
+import {
+  cycleErrorResponses,
+  errorResponses,
+  keyedErrorResponses,
+  NoQuery,
+  READ_METHODS,
+} from '../../http/schemas.js';
 import { resolvePageRequest, toPage } from '../../pagination/page.js';
 import { readScopeOf } from '../../plugins/authentication.js';
 import type { ReadScope } from '../api-keys/scope.js';
@@ -41,10 +47,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: MeritCyclePage,
         400: errorResponses[400],
-        401: errorResponses[401],
-        403: errorResponses[403],
-        422: errorResponses[422],
-        429: errorResponses[429],
+        ...keyedErrorResponses,
       },
     },
     handler: async (request) => {
@@ -82,11 +85,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       querystring: NoQuery,
       response: {
         200: MeritCycle,
-        401: errorResponses[401],
-        403: errorResponses[403],
-        404: errorResponses[404],
-        422: errorResponses[422],
-        429: errorResponses[429],
+        ...cycleErrorResponses,
       },
     },
     handler: async (request) => {
@@ -108,11 +107,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       querystring: NoQuery,
       response: {
         200: ExchangeRates,
-        401: errorResponses[401],
-        403: errorResponses[403],
-        404: errorResponses[404],
-        422: errorResponses[422],
-        429: errorResponses[429],
+        ...cycleErrorResponses,
       },
     },
     handler: async (request) => {
@@ -135,11 +130,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       querystring: NoQuery,
       response: {
         200: MeritCycleColumns,
-        401: errorResponses[401],
-        403: errorResponses[403],
-        404: errorResponses[404],
-        422: errorResponses[422],
-        429: errorResponses[429],
+        ...cycleErrorResponses,
       },
     },
     handler: async (request) => {

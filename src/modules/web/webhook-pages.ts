@@ -2,7 +2,7 @@
 // administrators alike, as API keys are. Endpoints are added, tested and removed through
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookConfig } from '../../config.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import { findWebhookEndpoint, type WebhookEndpoint } from '../../webhooks/repository.js';
@@ -16,7 +16,6 @@ import {
 import { keepForOneView, takeOneView } from '../sessions/one-time-view.js';
 import { formField, redirect, sendPage } from './http.js';
 import type { PageContext } from './pages/context.js';
-import type { Signed } from './views.js';
 import {
   EVENT_FIELD,
   type NewEndpointView,
