@@ -15,7 +15,10 @@ export async function pausedDownload(
   url: string,
   headers: Record<string, string>,
 ): Promise<PausedDownload> {
-  const request = httpRequest(url, { headers });
+  // A connection of its own (no keep-alive agent): a socket an earlier download read in
+  // full has kernel buffers grown to tens of megabytes, which would take in a whole cycle
+  // before the server meets a client that does not read.
+  const request = httpRequest(url, { headers, agent: false });
   request.end();
   const [response] = (await once(request, 'response')) as [IncomingMessage];
   if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode}`);
