@@ -582,7 +582,7 @@ async function scratchDatabase(databaseUrl: string, dir: string) {
     const url = `sqlite:${path}`;
     const handle = openDatabase({ dialect: 'sqlite', path });
     await migrateToLatest(handle);
-    await handle.db.destroy();
+    await handle.close();
     return { url, drop: async () => undefined };
   }
   const name = `compplan_bench_baseline_${process.pid}`;
@@ -594,7 +594,7 @@ async function scratchDatabase(databaseUrl: string, dir: string) {
   const url = target.toString();
   const handle = openDatabase({ dialect: 'postgres', url });
   await migrateToLatest(handle);
-  await handle.db.destroy();
+  await handle.close();
   return {
     url,
     drop: async () => {
@@ -635,7 +635,7 @@ async function main() {
     config.database.dialect === 'sqlite' ? `sqlite:${config.database.path}` : config.database.url;
   const database = openDatabase(config.database);
   await migrateToLatest(database);
-  await database.db.destroy();
+  await database.close();
 
   const dir = mkdtempSync(join(tmpdir(), 'compplan-bench-data-'));
   if (values['change-deep'] !== undefined) {

@@ -223,7 +223,7 @@ async function main() {
     const keys: string[] = [];
     for (let i = 0; i < KEYS; i++)
       keys.push((await createApiKey(database.db, { org: ORG, name: `soak ${i}` })).key);
-    await database.db.destroy();
+    await database.close();
 
     const started_ = await startServer(env);
     server = started_.child;

@@ -55,7 +55,7 @@ export async function startServer(
       demoKey = await bootstrapDemo(database);
     }
   } catch (error) {
-    await database.db.destroy();
+    await database.close();
     throw error;
   }
   const app = await buildApp({

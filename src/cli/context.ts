@@ -56,7 +56,7 @@ export async function withDatabase<T>(
     failed = true;
     throw error;
   } finally {
-    await database?.db.destroy();
+    await database?.close();
     if (failed && created) removeCreated(created);
   }
 }

@@ -29,7 +29,7 @@ export interface DatabaseHandle {
   /**
    * For work whose statements may rightly run long (migrations, an import, a cycle's
    * removal): PostgreSQL lets them run as long as the server answers (src/db/liveness.ts),
-   * on connections of their own, closed with `db`. The same as `db` for SQLite.
+   * on connections of their own, closed by `close`. The same as `db` for SQLite.
    */
   readonly longDb: Db;
   readonly dialect: Dialect;
@@ -55,6 +55,12 @@ export interface DatabaseHandle {
    * PostgreSQL checks a client out of the pool. `release` once the read is over.
    */
   openReader(): { db: Db; release(): Promise<void> };
+  /**
+   * Closes every connection: `db`'s and `longDb`'s. Kysely's destroy of `db` alone ends
+   * only a pool it has used, and work done on `longDb` alone (a command's import or
+   * migrations) would leave PostgreSQL connections open until their idle timeout.
+   */
+  close(): Promise<void>;
 }
 
 // Two cores serve the API; more connections than this only queue inside PostgreSQL.
@@ -97,6 +103,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
       longDb: db,
       dialect: 'sqlite',
       revision: sqliteRevision(sqlite),
+      close: () => db.destroy(),
       checkWritable() {
         sqlite.exec('begin immediate');
         try {
@@ -156,15 +163,19 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     return longWorkPool;
   };
   const nameOf = statementNames();
-  const requests = guardedPool(
-    () => pool.connect(),
-    async () => {
-      await Promise.all([pool.end(), longWorkPool?.end()]);
-    },
-    { nameOf, queryTimeoutMs: bounds.queryMs },
-  );
+  // Once, whoever asks first: Kysely's destroy of `db` or `close` (node-postgres refuses a
+  // second end of a pool).
+  let closed: Promise<void> | undefined;
+  const endPools = () => {
+    closed ??= Promise.all([pool.end(), longWorkPool?.end()]).then(() => undefined);
+    return closed;
+  };
+  const requests = guardedPool(() => pool.connect(), endPools, {
+    nameOf,
+    queryTimeoutMs: bounds.queryMs,
+  });
   const watch = new LivenessWatch(probeServer(Client, config.url, bounds), bounds.queryMs);
-  // Ended with `db` (above); Kysely's destroy of longDb ends nothing.
+  // Ended by `close` (endPools, above); Kysely's destroy of longDb ends nothing.
   const long = guardedPool(
     () => longWork().connect(),
     async () => undefined,
@@ -181,5 +192,9 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     poolSize: POSTGRES_POOL_SIZE,
     // Kysely's connection() checks a client of the pool out for as long as it runs.
     openReader: () => ({ db, release: async () => undefined }),
+    close: async () => {
+      await db.destroy();
+      await endPools();
+    },
   };
 }

@@ -16,7 +16,7 @@ export default fp<{ database: DatabaseHandle }>(
     app.decorate('db', database.db);
     app.decorate('dialect', database.dialect);
     app.addHook('onClose', async () => {
-      await database.db.destroy();
+      await database.close();
     });
   },
   { name: 'database' },

@@ -94,7 +94,7 @@ describe('delta walks while imports commit from another instance', () => {
       // The walks did overlap the imports (each import runs for many walks' time).
       expect(walksDuringImports).toBeGreaterThanOrEqual(ROUNDS);
     } finally {
-      await other.db.destroy();
+      await other.close();
     }
   });
 });

@@ -313,7 +313,7 @@ describe('response cache', () => {
     try {
       await importDataSet(other, renamed('After, through another connection'));
     } finally {
-      await other.db.destroy();
+      await other.close();
     }
     // SQLite's check answers for a millisecond; PostgreSQL's notice arrives moments after
     // the commit.
@@ -340,7 +340,7 @@ describe('response cache', () => {
         // An import the server hears nothing of: its notice goes to nobody.
         await importDataSet(admin, renamed('After, while not listening'));
       } finally {
-        await admin.db.destroy();
+        await admin.close();
       }
       // Listening again about a second later; the answer kept before is not reused.
       await expect.poll(() => countedAs(server, cycleName), { timeout: 10_000 }).toBe('miss');

@@ -22,7 +22,7 @@ async function requestIdsInLog(): Promise<string[]> {
   try {
     return requestsOf(await auditEntriesOf(handle.db, ACME)).map((entry) => entry.requestId ?? '');
   } finally {
-    await handle.db.destroy();
+    await handle.close();
   }
 }
 
@@ -43,7 +43,7 @@ beforeAll(async () => {
     await importDataSet(handle, acmeDataSet());
     key = (await createApiKey(handle.db, { org: ACME, name: 'instances' })).key;
   } finally {
-    await handle.db.destroy();
+    await handle.close();
   }
   const config = database.config;
   env = {

@@ -54,7 +54,7 @@ describe('audit log retention', () => {
       expect(await entries()).toEqual(['recent', null]);
       expect((await server.stop()).code).toBe(0);
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
   });
 });

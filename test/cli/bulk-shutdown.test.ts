@@ -36,7 +36,7 @@ describe('SIGTERM during bulk downloads', () => {
     for (const name of ['reader', 'stalled']) {
       keys.push((await createApiKey(database.db, { org: WIDE_ORG, name }, Date.now())).key);
     }
-    await database.db.destroy();
+    await database.close();
   }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -102,7 +102,7 @@ async function dump(database: DatabaseConfig) {
   try {
     return await dumpTables(handle.db);
   } finally {
-    await handle.db.destroy();
+    await handle.close();
   }
 }
 
@@ -142,7 +142,7 @@ describe('import faults', () => {
       await migrateToLatest(handle);
       for (const dataSet of dataSets) await importDataSet(handle, dataSet);
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
   }
 

@@ -31,7 +31,7 @@ describe('compplan users create', () => {
         .orderBy('email_key')
         .execute();
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
   };
 
@@ -43,7 +43,7 @@ describe('compplan users create', () => {
       await migrateToLatest(handle);
       await importDataSet(handle, webDataSet('initech'));
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
   });
   afterAll(async () => {

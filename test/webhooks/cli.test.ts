@@ -97,7 +97,7 @@ describe('compplan webhooks', () => {
     try {
       return await listOrganizationWebhooks(handle.db, ORG);
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
   }
 
@@ -138,7 +138,7 @@ describe('compplan webhooks', () => {
         await removeWebhookEndpointById(handle.db, endpoint.id);
       }
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
   });
 
@@ -169,7 +169,7 @@ describe('compplan webhooks', () => {
         expect(await handle.db.selectFrom(table).selectAll().execute()).toEqual([]);
       }
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
   });
 
@@ -254,7 +254,7 @@ describe('compplan webhooks', () => {
         .where('id', '=', added.id)
         .execute();
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
     expect(await runCli(['webhooks', 'test', added.id], { env })).toMatchObject({
       code: 1,
@@ -290,7 +290,7 @@ describe('compplan webhooks', () => {
         .executeTakeFirst();
       expect(leased.numUpdatedRows).toBe(1n);
     } finally {
-      await handle.db.destroy();
+      await handle.close();
     }
 
     await serve();

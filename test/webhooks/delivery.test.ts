@@ -320,7 +320,7 @@ describe('shutdown', () => {
           lease_expires_at: null,
         });
       } finally {
-        await reopened.db.destroy();
+        await reopened.close();
       }
     } finally {
       await receiver.close();

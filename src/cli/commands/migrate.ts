@@ -17,7 +17,7 @@ export function registerMigrate(program: Command): void {
             : `Applied ${applied.length} migration(s): ${applied.join(', ')}`,
         );
       } finally {
-        await database.db.destroy();
+        await database.close();
       }
     });
 }

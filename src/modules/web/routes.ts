@@ -523,7 +523,7 @@ export const webRoutes: FastifyPluginAsync<{
       try {
         return await work(own);
       } finally {
-        await own.db.destroy();
+        await own.close();
       }
     },
     formTokenOk: (request, token) => {
