@@ -1,5 +1,6 @@
 // npm run bench:data -- --employees N [--deep N] [--database URL] [--only-load] [--format json]
 // npm run bench:data -- --deep N --database URL --change-deep PERCENT
+// npm run bench:data -- --deep 0 --database URL --open-types   (the cost of the type checks)
 //
 // A realistic large data set, loaded through the real import path — the command line,
 // `bin/compplan.js import FILE` executed (with the V8 flags of its first line), one process
@@ -22,8 +23,10 @@
 // staging, no matching) into a scratch database with the same schema. --only-load skips
 // the JSON import and the baselines (what `npm run bench` needs). --change-deep PERCENT
 // imports only the deep cycle again, with that percentage of its employees changed (a new
-// preferred name for every 100/PERCENT-th): what `npm run bench` reads a delta of. Not
-// part of npm test.
+// preferred name for every 100/PERCENT-th): what `npm run bench` reads a delta of.
+// --open-types writes every column's type as an open one (`x-currency`, …), whose values
+// the import keeps unchecked: runs with and without it give the cost of the type checks.
+// Not part of npm test.
 import { spawn } from 'node:child_process';
 import {
   closeSync,
@@ -302,7 +305,24 @@ interface DataFile {
  * The organisation files: NDJSON (the organisation, each cycle, then its employees), or
  * the same data set as one JSON object each.
  */
-function writeOrganizationFiles(dir: string, total: number, format: Format): DataFile[] {
+/**
+ * The employee with its columns' types made open (`x-currency`, `x-composite`): the import
+ * keeps an open type's value as it is, unchecked, so that importing the same data both
+ * ways in one run measures what the checks of the six known types cost (--open-types).
+ */
+function withOpenTypes(employee: EmployeeInput): EmployeeInput {
+  const columns = Object.entries(employee.columns ?? {}).map(
+    ([key, column]) => [key, { ...column, type: `x-${column.type}` }] as const,
+  );
+  return { ...employee, columns: Object.fromEntries(columns) };
+}
+
+function writeOrganizationFiles(
+  dir: string,
+  total: number,
+  format: Format,
+  openTypes = false,
+): DataFile[] {
   const cycles = ORGANIZATIONS * CYCLES_PER_ORGANIZATION;
   const perCycle = Math.floor(total / cycles);
   const files: DataFile[] = [];
@@ -322,7 +342,8 @@ function writeOrganizationFiles(dir: string, total: number, format: Format): Dat
       else
         out.write(`${c === 0 ? '' : ',\n'}${JSON.stringify(fields).slice(0, -1)},"employees":[\n`);
       for (let i = 0; i < count; i++) {
-        const value = employee(cycleNumber, i, `${slug}.example`);
+        const generated = employee(cycleNumber, i, `${slug}.example`);
+        const value = openTypes ? withOpenTypes(generated) : generated;
         if (format === 'ndjson') {
           out.write(`${JSON.stringify({ employee: value, meritCycle: fields.id })}\n`);
         } else out.write(`${i === 0 ? '' : ',\n'}${JSON.stringify(value)}`);
@@ -621,6 +642,8 @@ async function main() {
       'change-deep': { type: 'string' },
       // Keeps the generated files (their directory is printed), e.g. to profile one import.
       keep: { type: 'boolean', default: false },
+      // Every column's type open (x-currency, …): the same data, its types unchecked.
+      'open-types': { type: 'boolean', default: false },
     },
   });
   const total = wholeNumberFlag('employees', values.employees, 1);
@@ -653,7 +676,7 @@ async function main() {
   }
   try {
     let started = performance.now();
-    const files = writeOrganizationFiles(dir, total, format);
+    const files = writeOrganizationFiles(dir, total, format, values['open-types']);
     const deepFiles = deep > 0 ? [writeDeepFile(dir, deep)] : [];
     // Imported twice: created, then all matched and unchanged.
     if (deep > 0 && full && deepFiles[0])

@@ -1,6 +1,6 @@
 // Merit cycle employee reads. Rows carry the employee's API JSON (stored-body.ts),
-// so a page is read and sent without building an object per employee: the database joins
-// the page's texts, and one value crosses into JavaScript.
+// so a page is read and sent without building an object per employee: its texts are
+// joined as they are (by SQLite itself) and go to the socket as bytes.
 import { sql } from 'kysely';
 import type { Db, Dialect } from '../../db/connect.js';
 import { isId } from '../../ids.js';
@@ -23,6 +23,7 @@ export interface EmployeePageBytes {
 // character (JSON escapes them), so U+001E between texts marks exactly where each ends:
 // the page's last and the one after it are found without parsing the rest.
 export const TEXT_SEPARATOR = 0x1e;
+const SEPARATOR = String.fromCharCode(TEXT_SEPARATOR);
 const COMMA = 0x2c;
 
 /** Stored employee texts in list order, as the database joins them. */
@@ -37,9 +38,12 @@ export interface EmployeeTexts {
  * Up to `limit` employees of a cycle after `after` (from the start without one), in list
  * order, in one statement: whether the scope may read the cycle (undefined when not:
  * another organisation's, outside a key's cycle scope, or none) and the stored texts,
- * joined by the database. SQLite hands the joined text over as a BLOB, so the texts go
- * from the database to the socket without becoming a JavaScript string. Hidden columns
- * are still in them.
+ * joined by TEXT_SEPARATOR. Hidden columns are still in them.
+ * - SQLite joins the texts itself and hands them over as one BLOB, so that they go from
+ *   the database to the socket without becoming a JavaScript string.
+ * - PostgreSQL sends them as rows, joined here: its ordered aggregate sorts the rows again
+ *   (PostgreSQL 15 does not see that they come sorted), which made a bulk download's
+ *   chunk of 1,000 employees 1.7 times as slow to read as the same rows sent as they are.
  */
 export async function readEmployeeTexts(
   db: Db,
@@ -55,33 +59,34 @@ export async function readEmployeeTexts(
   const from = after
     ? sql` and (last_name, first_name, id) > (${after[0]}, ${after[1]}, ${after[2]})`
     : sql``;
+  const employees = sql`
+    select body, last_name, first_name, id from merit_cycle_employees
+    where organization_id = ${organizationId} and merit_cycle_id = ${meritCycleId}${from}
+    order by last_name, first_name, id limit ${limit}`;
+  if (dialect === 'postgres') {
+    // No row: the scope may not read the cycle; one row without a body: it has no
+    // employees (after `after`); else a row an employee.
+    const { rows } = await sql<{ body: string | null }>`
+      select page.body from merit_cycles c left join lateral (${employees}) as page on true
+      where c.organization_id = ${organizationId} and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}`.execute(
+      db,
+    );
+    if (rows.length === 0) return undefined;
+    const bodies = rows[0]?.body === null ? [] : rows.map((row) => row.body);
+    return { texts: Buffer.from(bodies.join(SEPARATOR)), count: bodies.length };
+  }
   // SQLite aggregates the rows of an ordered subquery in its order (the subquery runs as a
   // co-routine feeding the aggregate); an ORDER BY inside the aggregate would sort the
-  // page again, at twice the cost. PostgreSQL promises the order only with one.
-  const joined =
-    dialect === 'postgres'
-      ? sql`string_agg(body, chr(30) order by last_name, first_name, id)`
-      : sql`cast(group_concat(body, char(30)) as blob)`;
-  const { rows } = await sql<{
-    found: number | boolean;
-    count: number | string;
-    bodies: Buffer | string | null;
-  }>`
+  // page again, at twice the cost.
+  const { rows } = await sql<{ found: number; count: number; bodies: Buffer | null }>`
     select exists(
         select 1 from merit_cycles
         where organization_id = ${organizationId} and id = ${meritCycleId}${inCycleScope(scope, sql`id`)}
-      ) as found, count(*) as count, ${joined} as bodies
-    from (
-      select body, last_name, first_name, id from merit_cycle_employees
-      where organization_id = ${organizationId} and merit_cycle_id = ${meritCycleId}${from}
-      order by last_name, first_name, id limit ${limit}
-    ) as page`.execute(db);
+      ) as found, count(*) as count, cast(group_concat(body, char(30)) as blob) as bodies
+    from (${employees}) as page`.execute(db);
   const row = rows[0];
   if (!row?.found) return undefined;
-  const joinedBodies = row.bodies ?? Buffer.alloc(0);
-  // PostgreSQL's text arrives as a string; this copy is ours to edit either way.
-  const texts = typeof joinedBodies === 'string' ? Buffer.from(joinedBodies) : joinedBodies;
-  return { texts, count: Number(row.count) };
+  return { texts: row.bodies ?? Buffer.alloc(0), count: Number(row.count) };
 }
 
 /** The list position of the last of `texts` (an employee's stored text begins after the last separator). */
