@@ -7,7 +7,7 @@ import { ApiError } from '../errors.js';
 import type { CursorCodec, CursorScope } from '../pagination/cursor.js';
 import type { EntitySetName } from './model.js';
 
-export const DEFAULT_PAGE_SIZE = 5_000;
+export const DEFAULT_PAGE_SIZE = 1_000;
 
 export interface SkipState {
   /** The sort key values of the last entity served. */
