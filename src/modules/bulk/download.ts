@@ -1,17 +1,16 @@
 // A cycle's employees as a stream of bytes, read from a snapshot a chunk at a time, and
 // only as fast as the client takes them: the next chunk is read from the database when
 // the stream is asked for more (Readable's _read), which it is once what was sent has
-// left its buffer for the socket. Memory holds a chunk or two whatever the cycle's size.
-// Destroying the stream (the client left, the server shuts down) closes the snapshot:
-// the database read ends with it.
+// left its buffer for the socket. Destroying the stream (the client left, the server
+// shuts down) closes the snapshot: the database read ends with it.
 //
-// Each chunk is handed to the writer as soon as it is read. NDJSON's writer answers at
-// once; CSV's converts in a worker thread (csv-worker.ts) and answers later, and
-// meanwhile the next chunk is read: the database read of one chunk overlaps the
-// conversion of the one before. The writer says how many chunks it may hold (`ahead`),
-// so memory still holds a few chunks at most. The order of things, in nextChunk:
-// read and hand over until the writer holds `ahead` chunks (or the cycle is read), then
-// await the oldest one's bytes and push them.
+// Each chunk is handed to the writer (formats.ts) as soon as it is read. NDJSON's writer
+// answers at once; CSV's converts in a worker thread (csv-worker.ts) and answers later,
+// and meanwhile the next chunk is read: the read of one chunk overlaps the conversion of
+// the one before. The writer says how many chunks it may hold (`ahead`: 1 for NDJSON, 2
+// for CSV), so memory holds a few chunks whatever the cycle's size. The order of things,
+// in nextChunk: read and hand over until the writer holds `ahead` chunks (or the cycle is
+// read whole), then await the oldest one's bytes and push them.
 import { Readable } from 'node:stream';
 import type { Dialect } from '../../db/connect.js';
 import type { ReadScope } from '../api-keys/scope.js';

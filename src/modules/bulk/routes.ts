@@ -156,6 +156,9 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
         downloads.delete(reply);
         inProgress.dec();
       });
+      // A read or conversion that fails ends the response, which its client sees as cut
+      // off; the log says why.
+      started.once('error', (error) => request.log.error({ err: error }, 'bulk download failed'));
       return reply.send(started as never);
     },
   });
