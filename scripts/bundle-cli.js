@@ -37,9 +37,14 @@ const OUT = 'dist/cli-bundle';
 // Chunks are named by their content: the last build's would otherwise stay beside them.
 rmSync(OUT, { recursive: true, force: true });
 await build({
-  // The import's worker thread is started by file name, next to the module that starts it
-  // (src/import/intake-worker.ts): here, next to every chunk.
-  entryPoints: { main: 'dist/cli/main.js', 'intake-worker': 'dist/import/intake-worker.js' },
+  // The import's and the bulk download's worker threads are started by file name, next to
+  // the module that starts them (src/import/intake-worker.ts,
+  // src/modules/bulk/csv-worker.ts): here, next to every chunk.
+  entryPoints: {
+    main: 'dist/cli/main.js',
+    'intake-worker': 'dist/import/intake-worker.js',
+    'csv-worker': 'dist/modules/bulk/csv-worker.js',
+  },
   outdir: OUT,
   bundle: true,
   splitting: true,

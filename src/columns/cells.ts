@@ -14,9 +14,10 @@ import { isPlainObject, type PartType } from './types.js';
 /** The amount of a currency object `{ "USD": "1.00" }`; undefined for any other value. */
 function amountOf(value: unknown): string | undefined {
   if (!isPlainObject(value)) return undefined;
-  const entries = Object.entries(value);
-  const amount = entries[0]?.[1];
-  return entries.length === 1 && typeof amount === 'string' ? amount : undefined;
+  // Its keys alone: the CSV writers ask this of every currency cell (no entry arrays).
+  const keys = Object.keys(value);
+  const amount = keys.length === 1 ? value[keys[0] as string] : undefined;
+  return typeof amount === 'string' ? amount : undefined;
 }
 
 /**

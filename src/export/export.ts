@@ -30,11 +30,12 @@ import {
 } from '@compplan/client';
 import { exportInOneDownload } from './bulk.js';
 import {
+  columnName,
   columnsHeader,
   csvRow,
   EMPLOYEE_COLUMNS,
-  employeeCsvRow,
-  flatEmployee,
+  employeeRowWriter,
+  forEachColumnCell,
   OTHER_COLUMNS,
   orderColumns,
 } from './csv.js';
@@ -169,13 +170,7 @@ function render(state: ExportState, items: readonly unknown[], columns?: string[
       .map((item, index) => `${state.rows + index === 0 ? '' : ',\n'}${JSON.stringify(item)}`)
       .join('');
   }
-  const rows = items.map((item) =>
-    isRemoved(item as Row)
-      ? (item as Row)
-      : kind === 'employees'
-        ? flatEmployee(item as MeritCycleEmployee)
-        : (item as Row),
-  );
+  const rows = items as readonly Row[];
   let text = '';
   if (!state.header) {
     const base =
@@ -185,7 +180,7 @@ function render(state: ExportState, items: readonly unknown[], columns?: string[
           ? EMPLOYEE_COLUMNS
           : EXCHANGE_RATE_COLUMNS;
     const seen = rows
-      .flatMap((row) => Object.keys(row))
+      .flatMap((row) => cellNames(kind, row))
       .filter((name) => !base.includes(name) && name !== REMOVED_COLUMN);
     state.header = [
       ...base,
@@ -196,14 +191,26 @@ function render(state: ExportState, items: readonly unknown[], columns?: string[
     text += `${state.request.bom ? '\uFEFF' : ''}${csvRow(state.header)}`;
   }
   const header = state.header;
-  const known = new Set(header);
+  // An employee is flattened under the header as the bulk download's CSV flattens it; a
+  // removal (id, removed) and any other row is its values under the header.
+  const employeeRow = kind === 'employees' ? employeeRowWriter(header) : undefined;
   for (const row of rows) {
     text +=
-      kind === 'employees'
-        ? employeeCsvRow(header, known, row)
+      employeeRow && !isRemoved(row)
+        ? employeeRow(row as unknown as MeritCycleEmployee)
         : csvRow(header.map((name) => row[name]));
   }
   return text;
+}
+
+/** The names of a row's cells: an employee's flattened columns, else the row's keys. */
+function cellNames(kind: ExportKind, row: Row): string[] {
+  if (kind !== 'employees' || isRemoved(row)) return Object.keys(row);
+  const names: string[] = [];
+  forEachColumnCell((row as unknown as MeritCycleEmployee).columns, (key, part) => {
+    names.push(columnName(key, part));
+  });
+  return names;
 }
 
 const opening = (format: ExportFormat) => (format === 'json' ? '[\n' : '');

@@ -1,9 +1,16 @@
 // A cycle's employees as a stream of bytes, read from a snapshot a chunk at a time, and
 // only as fast as the client takes them: the next chunk is read from the database when
 // the stream is asked for more (Readable's _read), which it is once what was sent has
-// left its buffer for the socket. Memory holds a chunk or two whatever the cycle's size.
-// Destroying the stream (the client left, the server shuts down) closes the snapshot:
-// the database read ends with it.
+// left its buffer for the socket. Destroying the stream (the client left, the server
+// shuts down) closes the snapshot: the database read ends with it.
+//
+// Each chunk is handed to the writer (formats.ts) as soon as it is read. NDJSON's writer
+// answers at once; CSV's converts in a worker thread (csv-worker.ts) and answers later,
+// and meanwhile the next chunk is read: the read of one chunk overlaps the conversion of
+// the one before. The writer says how many chunks it may hold (`ahead`: 1 for NDJSON, 2
+// for CSV), so memory holds a few chunks whatever the cycle's size. The order of things,
+// in nextChunk: read and hand over until the writer holds `ahead` chunks (or the cycle is
+// read whole), then await the oldest one's bytes and push them.
 import { Readable } from 'node:stream';
 import type { Dialect } from '../../db/connect.js';
 import type { ReadScope } from '../api-keys/scope.js';
@@ -34,23 +41,46 @@ export class EmployeeDownload extends Readable {
   private chunkEmployees = FIRST_CHUNK_EMPLOYEES;
   private started = false;
   private finished = false;
+  /** The chunks handed to the writer and not yet pushed, oldest first: their bytes to come. */
+  private readonly written: Promise<Buffer>[] = [];
 
   constructor(private readonly source: DownloadSource) {
     super();
   }
 
+  // Readable calls this again only after a push: one nextChunk runs at a time.
   override _read(): void {
     this.nextChunk().then(
       (chunk) => {
+        // A client that left drops what was still being converted.
         if (!this.destroyed) this.push(chunk);
       },
+      // A failed read or conversion ends the response at once, as any stream error does.
       (error: unknown) => this.destroy(error as Error),
     );
   }
 
   private async nextChunk(): Promise<Buffer | null> {
-    const { snapshot, dialect, scope, meritCycleId, writer } = this.source;
-    if (this.finished) return null;
+    const { writer } = this.source;
+    while (!this.finished && !this.destroyed && this.written.length < writer.ahead) {
+      const texts = await this.readChunk();
+      if (texts) this.written.push(handedOver(writer.write(texts)));
+    }
+    const oldest = this.written.shift();
+    const body = oldest ? await oldest : undefined;
+    const head = this.started ? undefined : writer.head;
+    this.started = true;
+    const chunk = head && body ? Buffer.concat([head, body]) : (body ?? head);
+    // An empty push would not ask for more: an empty cycle's NDJSON ends at once.
+    if (!chunk || chunk.length === 0) {
+      return this.finished && this.written.length === 0 ? null : this.nextChunk();
+    }
+    return chunk;
+  }
+
+  /** The next chunk's stored texts (none once the cycle is read), in the snapshot. */
+  private async readChunk(): Promise<Buffer | undefined> {
+    const { snapshot, dialect, scope, meritCycleId } = this.source;
     const limit = this.chunkEmployees;
     const found = await readEmployeeTexts(
       snapshot.db,
@@ -71,13 +101,7 @@ export class EmployeeDownload extends Readable {
       );
     }
     this.source.onRows?.(count);
-    const body = found && count > 0 ? writer.write(found.texts) : undefined;
-    const head = this.started ? undefined : writer.head;
-    this.started = true;
-    const chunk = head && body ? Buffer.concat([head, body]) : (body ?? head);
-    // An empty push would not ask for more: an empty cycle's NDJSON ends at once.
-    if (!chunk || chunk.length === 0) return this.finished ? null : this.nextChunk();
-    return chunk;
+    return found && count > 0 ? found.texts : undefined;
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
@@ -86,4 +110,15 @@ export class EmployeeDownload extends Readable {
       () => callback(error),
     );
   }
+}
+
+/**
+ * A chunk's bytes as a promise that may fail before it is awaited (while the next chunk
+ * is read, or never, once the client has left) without counting as an unhandled rejection:
+ * its failure is met where it is awaited.
+ */
+function handedOver(bytes: Buffer | Promise<Buffer>): Promise<Buffer> {
+  const promise = Promise.resolve(bytes);
+  promise.catch(() => {});
+  return promise;
 }

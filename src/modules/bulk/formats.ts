@@ -4,19 +4,12 @@
 //   it is, or without the key's hidden columns (hidden-columns.ts).
 // - CSV: the export's layout (src/export/csv.ts): its header from the cycle's column
 //   schema, each employee flattened to cells, RFC 4180, UTF-8 with a byte order mark
-//   unless `bom=false`.
+//   unless `bom=false`; made in a worker thread (csv-worker.ts).
 import type { ColumnDescription } from '../../columns/schema.js';
-import {
-  columnsHeader,
-  csvRow,
-  EMPLOYEE_COLUMNS,
-  employeeCsvRow,
-  flatEmployee,
-  OTHER_COLUMNS,
-} from '../../export/csv.js';
-import { removeColumns, withoutColumnsOf } from '../employees/hidden-columns.js';
+import { columnsHeader, csvRow, EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../../export/csv.js';
+import { withoutColumnsOf } from '../employees/hidden-columns.js';
 import { TEXT_SEPARATOR } from '../employees/repository.js';
-import type { Employee } from '../employees/schema.js';
+import type { CsvWorkers } from './csv-worker.js';
 
 export const BULK_FORMATS = ['ndjson', 'csv'] as const;
 export type BulkFormat = (typeof BULK_FORMATS)[number];
@@ -30,7 +23,13 @@ export const CONTENT_TYPES: Record<BulkFormat, string> = {
 export interface ChunkWriter {
   /** What comes before the first employee: the CSV header. */
   readonly head: Buffer;
-  write(texts: Buffer): Buffer;
+  /**
+   * How many chunks may be in its hands at once: more than one when it answers later
+   * (a conversion in a worker thread), so that the next chunk is read meanwhile.
+   */
+  readonly ahead: number;
+  /** The chunk's bytes; the texts are the writer's to edit or hand over. */
+  write(texts: Buffer): Buffer | Promise<Buffer>;
 }
 
 const NEWLINE = Buffer.from('\n');
@@ -40,6 +39,8 @@ const BOM = '\uFEFF';
 export function ndjsonWriter(hidden: readonly string[]): ChunkWriter {
   return {
     head: Buffer.alloc(0),
+    // Written at once: nothing is read ahead of the client.
+    ahead: 1,
     write(texts) {
       if (hidden.length > 0) {
         const lines = texts.toString('utf8').split(String.fromCharCode(TEXT_SEPARATOR));
@@ -60,24 +61,20 @@ export function ndjsonWriter(hidden: readonly string[]): ChunkWriter {
 
 /**
  * CSV under the header of the cycle's column schema (without the hidden columns), as the
- * export makes it, and the export's columns.other last.
+ * export makes it, and the export's columns.other last; made in a worker thread
+ * (csv-worker.ts) while the next chunk is read.
  */
 export function csvWriter(
   schema: readonly ColumnDescription[],
   hidden: readonly string[],
   bom: boolean,
+  workers: CsvWorkers,
 ): ChunkWriter {
   const header = [...EMPLOYEE_COLUMNS, ...columnsHeader(schema), OTHER_COLUMNS];
-  const known = new Set(header);
   return {
     head: Buffer.from(`${bom ? BOM : ''}${csvRow(header)}`),
-    write(texts) {
-      let text = '';
-      for (const stored of texts.toString('utf8').split(String.fromCharCode(TEXT_SEPARATOR))) {
-        const employee = removeColumns(JSON.parse(stored) as Employee, hidden);
-        text += employeeCsvRow(header, known, flatEmployee(employee));
-      }
-      return Buffer.from(text);
-    },
+    // One chunk converted while the next is read; memory holds a few chunks at most.
+    ahead: 2,
+    write: (texts) => workers.convert({ texts, separator: TEXT_SEPARATOR, header, hidden }),
   };
 }

@@ -17,6 +17,7 @@ import { DOWNLOAD_RETRY_AFTER_SECONDS } from '../../rate-limit/download-slots.js
 import { sendTooManyRequests } from '../../rate-limit/plugin.js';
 import { Employee, EmployeesParams } from '../employees/schema.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
+import { CsvWorkers } from './csv-worker.js';
 import { EmployeeDownload } from './download.js';
 import { BULK_FORMATS, CONTENT_TYPES, csvWriter, ndjsonWriter } from './formats.js';
 import { employeesVersion } from './repository.js';
@@ -56,6 +57,9 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
     registers: [app.metrics.registry],
   });
   const downloads = new Set<FastifyReply>();
+  // The threads that make CSV, shared by the app's downloads; started when first needed.
+  const csvWorkers = new CsvWorkers();
+  app.addHook('onClose', () => csvWorkers.close());
   // From the moment the server begins to drain (SIGTERM, or the app closed): the drain
   // waits for every answer, and a stalled download would hold it past the shutdown's grace.
   app.drain.onBegin(() => {
@@ -123,6 +127,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
                 (await findColumnSchema(snapshot.db, scope, meritCycleId)) ?? [],
                 scope.hiddenColumns,
                 bom === 'true',
+                csvWorkers,
               )
             : ndjsonWriter(scope.hiddenColumns);
         download = new EmployeeDownload({
@@ -151,6 +156,9 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
         downloads.delete(reply);
         inProgress.dec();
       });
+      // A read or conversion that fails ends the response, which its client sees as cut
+      // off; the log says why.
+      started.once('error', (error) => request.log.error({ err: error }, 'bulk download failed'));
       return reply.send(started as never);
     },
   });
