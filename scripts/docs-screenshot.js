@@ -2,9 +2,12 @@
 // npm run docs:screenshot [-- OUT.png]: starts `compplan serve --demo` on a throwaway
 // database, opens /docs in Debian's headless Chromium (apt-get install chromium), enters
 // the demo key under Authorize, tries GET /ping and the merit cycle list from the page,
-// and saves a screenshot. Fails when any request of the page leaves 127.0.0.1 (the page
-// must work offline) or when try-it-out does not get a 200. Not part of npm test.
-import { spawn } from 'node:child_process';
+// and saves a screenshot. Then signs in to the web application as a new owner (made with
+// `compplan users create`), generates a key and saves Settings → Connections with the
+// BI tools' feed address (OUT-connections.png; docs/images/bi-tools-connections.png is
+// one). Fails when any request of the pages leaves 127.0.0.1 (they must work offline) or
+// when try-it-out does not get a 200. Not part of npm test.
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,10 +103,43 @@ try {
   await page.locator('#operations-Merit_cycles-listMeritCycles .opblock-summary').first().click();
   await page.screenshot({ path: out, fullPage: false });
 
+  // Settings → Connections, as an owner who has just generated a key for Power BI.
+  const { oneTimePassword } = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        join(root, 'bin', 'compplan.js'),
+        'users',
+        'create',
+        '--org',
+        'demo',
+        '--email',
+        'analyst@demo.example',
+        '--role',
+        'owner',
+        '--json',
+      ],
+      { env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'docs.db')}` } },
+    ).toString(),
+  );
+  const password = 'a long enough password';
+  await page.goto(`${url}/app/sign-in`);
+  await page.getByLabel('Email').fill('analyst@demo.example');
+  await page.getByLabel('Password').fill(oneTimePassword);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('New password', { exact: true }).fill(password);
+  await page.getByLabel('Repeat the new password').fill(password);
+  await page.getByRole('button', { name: 'Save password' }).click();
+  await page.getByLabel('Key name').fill('Power BI');
+  await page.getByRole('button', { name: 'Generate API Key' }).click();
+  const connections = out.replace(/\.png$/, '-connections.png');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.locator('section[aria-labelledby="bi-tools-title"]').screenshot({ path: connections });
+
   const outside = requests.filter((address) => new URL(address).hostname !== '127.0.0.1');
   console.log(
     JSON.stringify(
-      { screenshots: [out, tried], requests: requests.length, outside, statuses },
+      { screenshots: [out, tried, connections], requests: requests.length, outside, statuses },
       null,
       2,
     ),

@@ -3,6 +3,7 @@
 // (sources.ts: the tenant and scope conditions) and the request's filter (filter.ts).
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { PLANNED_EACH_TIME } from '../db/statement-cache.js';
 import type { SortKey, Source } from './sources.js';
 
 type Sql = RawBuilder<unknown>;
@@ -73,14 +74,21 @@ export async function readPage(db: Db, source: Source, query: PageQuery): Promis
   return [...rows, ...more];
 }
 
-function pageSql(source: Source, query: PageQuery, filter: Sql | null, after: Sql | null): Sql {
+/** The statement of a page (exported for the test of its plan, test/db/odata-plan.test.ts). */
+export function pageSql(
+  source: Source,
+  query: PageQuery,
+  filter: Sql | null,
+  after: Sql | null,
+): Sql {
   const conditions = [filter, after].filter((c): c is Sql => c !== null);
   const where = conditions.length === 0 ? sql`` : sql` and ${sql.join(conditions, sql` and `)}`;
   const orderBy = sql.join(
     query.order.map((key) => sql`${sql.ref(key.column)}${sql.raw(key.descending ? ' desc' : '')}`),
   );
   const offset = query.offset > 0 ? sql` offset ${query.offset}` : sql``;
-  return sql`select ${source.columns} ${source.rows}${where}
+  // Planned for its values: its best plan depends on them (where the walk is, which cycle).
+  return sql`${sql.raw(PLANNED_EACH_TIME)}select ${source.columns} ${source.rows}${where}
     order by ${orderBy} limit ${query.limit}${offset}`;
 }
 

@@ -194,13 +194,15 @@ export function confirmPage(
 }
 
 /**
- * A line to copy (a curl command): shown whole in a block that scrolls sideways rather than
- * breaking inside a URL, with a Copy button and a live region that says it was copied.
+ * A line to copy (a curl command, an address): shown whole in a block that scrolls sideways
+ * rather than breaking inside a URL, with a Copy button and a live region that says it was
+ * copied. `what` names the line for screen readers.
  */
-function copyableCode(id: string, text: string): SafeHtml {
+function copyableCode(id: string, text: string, what = 'command'): SafeHtml {
+  const label = what.charAt(0).toUpperCase() + what.slice(1);
   return html`<div class="code-block">
-  <pre id="${id}" tabindex="0" aria-label="Command"><code>${text}</code></pre>
-  <button type="button" class="button button-quiet button-small" data-copy-target="${id}" data-copy-status="${id}-status" data-copied-label="Copied">Copy<span class="visually-hidden"> the command</span></button>
+  <pre id="${id}" tabindex="0" aria-label="${label}"><code>${text}</code></pre>
+  <button type="button" class="button button-quiet button-small" data-copy-target="${id}" data-copy-status="${id}-status" data-copied-label="Copied">Copy<span class="visually-hidden"> the ${what}</span></button>
 </div>
 <p class="copy-status" role="status" aria-live="polite" id="${id}-status"></p>`;
 }
@@ -373,6 +375,12 @@ ${rows}
   </tbody>
 </table></div>`
   }
+</section>
+<section class="panel" aria-labelledby="bi-tools-title">
+  <h2 id="bi-tools-title">Excel, Power BI and Tableau</h2>
+  <p>Connect them with no code: choose <em>OData feed</em> in the tool, give it this address, and sign in with <em>Basic</em> authentication, any user name and an API key as the password.</p>
+  ${copyableCode('odata-feed', `${view.apiBase}/odata/v4/`, 'feed address')}
+  <p class="hint">Excel: Data → Get Data → From Other Sources → From OData Feed. Power BI Desktop: Home → Get data → OData feed. Tableau: Connect → To a Server → OData.</p>
 </section>`,
   );
 }
