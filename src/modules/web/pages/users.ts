@@ -86,6 +86,19 @@ export function registerUserPages(app: FastifyInstance, context: PageContext): v
   }
 
   /** The user of the path, if of the signed-in organisation. */
+  /** Shows a one-time password once: kept for the next view of the page, which it redirects to. */
+  async function showOneTimePassword(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    shown: Omit<OneTimePasswordView, 'kind'>,
+  ) {
+    await keepForOneView(app.db, context.sessionIdOf(request), {
+      kind: 'one-time-password',
+      ...shown,
+    } satisfies OneTimePasswordView);
+    return redirect(reply, USERS_PAGE);
+  }
+
   async function target(request: FastifyRequest) {
     const { id } = request.params as { id: string };
     const users = await listOrganizationUsers(app.db, view(request).organization.slug);
@@ -125,14 +138,11 @@ export function registerUserPages(app: FastifyInstance, context: PageContext): v
         context.actorOf(request),
       );
       request.log.info({ newUserId: created.id, userId: signed.user.id }, 'user added');
-      const shown: OneTimePasswordView = {
-        kind: 'one-time-password',
+      return showOneTimePassword(request, reply, {
         email: created.email,
         password: created.oneTimePassword,
         reset: false,
-      };
-      await keepForOneView(app.db, context.sessionIdOf(request), shown);
-      return redirect(reply, USERS_PAGE);
+      });
     } catch (error) {
       if (!(error instanceof UserManagementError)) throw error;
       return render(request, reply, 422, { error: error.message, email });
@@ -197,14 +207,11 @@ export function registerUserPages(app: FastifyInstance, context: PageContext): v
       context.actorOf(request),
     );
     request.log.info({ targetUserId: user.id, userId: signed.user.id }, 'password reset');
-    const shown: OneTimePasswordView = {
-      kind: 'one-time-password',
+    return showOneTimePassword(request, reply, {
       email: user.email,
       password: reset.oneTimePassword,
       reset: true,
-    };
-    await keepForOneView(app.db, context.sessionIdOf(request), shown);
-    return redirect(reply, USERS_PAGE);
+    });
   });
 }
 
