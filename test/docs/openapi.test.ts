@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { renderOpenApiDocument } from '../../src/docs/openapi-document.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -30,6 +31,21 @@ describe('the OpenAPI document', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await response.json()).toEqual(JSON.parse(committed()));
+  });
+
+  it('has one schema per component id however many apps a process builds (the suite builds many)', async () => {
+    // zod's global registry maps each id to one schema (its `_idmap`, read here as the
+    // registry has no public lookup by id). A schema made per app would put a second one
+    // under its id, and converting both ("Duplicate schema id") breaks /openapi.json.
+    const byId = () =>
+      new Map((z.globalRegistry as unknown as { _idmap: Map<string, unknown> })._idmap);
+    const before = byId();
+    const another = await startTestServer();
+    await another.close();
+    const after = byId();
+    expect(before.size).toBeGreaterThan(10);
+    for (const [id, schema] of after)
+      expect({ id, same: schema === before.get(id) }).toEqual({ id, same: true });
   });
 
   it("has compplan's one version, package.json's, as the command line and the client package have", async () => {

@@ -10,10 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { StagedBatch } from '../../src/import/staging.js';
 
 const dist = (module: string) =>
   fileURLToPath(new URL(`../../dist/import/${module}.js`, import.meta.url));
+// dist/'s modules make their own copies of the API's schemas, under the ids src/'s have, in
+// the one zod of this process, which later files of this worker share (vitest.config.ts,
+// isolate: false): an OpenAPI document built then meets two schemas of one id. The ids
+// are given back to src/'s schemas (or to none) once dist/'s are loaded.
+const idsOfSchemas = (z.globalRegistry as unknown as { _idmap: Map<string, z.ZodType> })._idmap;
+const idsBefore = new Map(idsOfSchemas);
 const { IntakeWorker } = (await import(
   dist('intake-worker')
 )) as typeof import('../../src/import/intake-worker.js');
@@ -26,6 +33,8 @@ const { BATCH_ROWS } = (await import(
 const { ImportError } = (await import(
   dist('errors')
 )) as typeof import('../../src/import/errors.js');
+idsOfSchemas.clear();
+for (const [id, schema] of idsBefore) idsOfSchemas.set(id, schema);
 
 // Batches the worker sends before the first is acknowledged (intake-worker.ts).
 const BATCHES_AHEAD = 2;

@@ -95,7 +95,8 @@ describe('Settings → Data: upload, check, import', () => {
       [],
     );
     rmSync(temporary, { recursive: true, force: true });
-    process.env.TMPDIR = previousTmpdir;
+    if (previousTmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previousTmpdir;
   });
 
   it('check shows what would change and writes nothing; Import applies it, recorded as the user’s import', async () => {

@@ -8,11 +8,10 @@ import { errorResponses, READ_METHODS } from '../../http/schemas.js';
 import type { CursorScope } from '../../pagination/cursor.js';
 import { pageOfJsonBytes } from '../../pagination/page.js';
 import { readScopeOf } from '../../plugins/authentication.js';
-import { Employee, EmployeesParams } from '../employees/schema.js';
+import { EmployeesParams } from '../employees/schema.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
-import { MeritCycle } from '../merit-cycles/schema.js';
 import { readEmployeeChanges, readMeritCycleChanges } from './repository.js';
-import { DeltaQuery, deltaPageOf } from './schema.js';
+import { DeltaQuery, EmployeeDeltaPage, MeritCycleDeltaPage } from './schema.js';
 import { type Change, checkAnswerable, deltaPage, resolveDeltaWalk } from './walk.js';
 
 export interface DeltaRoutesOptions {
@@ -57,7 +56,7 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
       description: `${DELTA_DESCRIPTION} A change of a merit cycle's exchange rates is a change of the cycle. A key restricted to some merit cycles sees only theirs.`,
       tags: ['Delta sync'],
       querystring: DeltaQuery,
-      response: { 200: deltaPageOf(MeritCycle, 'MeritCycleDeltaPage'), ...responses },
+      response: { 200: MeritCycleDeltaPage, ...responses },
     },
     handler: async (request) => {
       const reader = readScopeOf(request);
@@ -85,7 +84,7 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
       params: EmployeesParams,
       querystring: DeltaQuery,
       response: {
-        200: deltaPageOf(Employee, 'MeritCycleEmployeeDeltaPage'),
+        200: EmployeeDeltaPage,
         ...responses,
         404: errorResponses[404],
       },

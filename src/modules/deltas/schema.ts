@@ -1,6 +1,8 @@
 // The query and envelope of the two delta endpoints (docs/delta-sync.md).
 import { z } from 'zod';
 import { limitParam, nextCursorParam } from '../../http/schemas.js';
+import { Employee } from '../employees/schema.js';
+import { MeritCycle } from '../merit-cycles/schema.js';
 
 export const DeltaQuery = z.strictObject({
   limit: limitParam,
@@ -29,7 +31,7 @@ export const RemovedItem = z
 export type RemovedItem = z.infer<typeof RemovedItem>;
 
 /** A page of a delta: changed items in full, removed ones as RemovedItem. */
-export function deltaPageOf<T extends z.ZodType>(item: T, id: string) {
+function deltaPageOf<T extends z.ZodType>(item: T, id: string) {
   return z
     .object({
       data: z.array(z.xor([item, RemovedItem])),
@@ -46,3 +48,9 @@ export function deltaPageOf<T extends z.ZodType>(item: T, id: string) {
     })
     .meta({ id });
 }
+
+// Made once, here, as every schema with an id is: zod's global registry holds one schema per
+// id, and the OpenAPI document of an app fails ("Duplicate schema id") when another app in
+// the same process made a second schema of the same id.
+export const MeritCycleDeltaPage = deltaPageOf(MeritCycle, 'MeritCycleDeltaPage');
+export const EmployeeDeltaPage = deltaPageOf(Employee, 'MeritCycleEmployeeDeltaPage');

@@ -504,6 +504,20 @@ export interface components {
             /** @constant */
             removed: true;
         };
+        MeritCycleDeltaPage: {
+            data: (components["schemas"]["MeritCycle"] | components["schemas"]["RemovedItem"])[];
+            /** @description Cursor of the next page of this walk; null on its last page. */
+            nextCursor: string | null;
+            /** @description On the last page only (null before): keep it, and pass it as deltaToken to get what changes next. */
+            deltaToken: string | null;
+        };
+        MeritCycleEmployeeDeltaPage: {
+            data: (components["schemas"]["MeritCycleEmployee"] | components["schemas"]["RemovedItem"])[];
+            /** @description Cursor of the next page of this walk; null on its last page. */
+            nextCursor: string | null;
+            /** @description On the last page only (null before): keep it, and pass it as deltaToken to get what changes next. */
+            deltaToken: string | null;
+        };
         Pong: {
             /** @constant */
             message: "pong";
@@ -522,20 +536,6 @@ export interface components {
              * @enum {string}
              */
             rateLimitStore: "local" | "redis" | "local-fallback";
-        };
-        MeritCycleDeltaPage: {
-            data: (components["schemas"]["MeritCycle"] | components["schemas"]["RemovedItem"])[];
-            /** @description Cursor of the next page of this walk; null on its last page. */
-            nextCursor: string | null;
-            /** @description On the last page only (null before): keep it, and pass it as deltaToken to get what changes next. */
-            deltaToken: string | null;
-        };
-        MeritCycleEmployeeDeltaPage: {
-            data: (components["schemas"]["MeritCycleEmployee"] | components["schemas"]["RemovedItem"])[];
-            /** @description Cursor of the next page of this walk; null on its last page. */
-            nextCursor: string | null;
-            /** @description On the last page only (null before): keep it, and pass it as deltaToken to get what changes next. */
-            deltaToken: string | null;
         };
     };
     responses: {
