@@ -64,7 +64,6 @@ export async function startServer(
     logger,
     deliverWebhooks: true,
     purgeAuditLog: true,
-    auditWriterThread: true,
   });
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
