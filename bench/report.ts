@@ -198,7 +198,7 @@ export function renderReport(results: Results): { text: string; met: number; tar
     ...(auditRows.length > 2
       ? [
           '',
-          "The audit log's cost: the same build and database with the audit log turned off for the measurement only (`BENCH_AUDIT_LOG=off`, a second server measured in the same rounds); cost: 1 − on / off of the medians.",
+          "The audit log's cost: the same build and database with the audit log turned off for the measurement only (`BENCH_AUDIT_LOG=off`, a second server measured in the same rounds, the two taking turns to go first); cost: 1 − on / off of the medians.",
           '',
           ...auditRows,
         ]
