@@ -85,7 +85,6 @@ export function registerUserPages(app: FastifyInstance, context: PageContext): v
     );
   }
 
-  /** The user of the path, if of the signed-in organisation. */
   /** Shows a one-time password once: kept for the next view of the page, which it redirects to. */
   async function showOneTimePassword(
     request: FastifyRequest,
@@ -99,6 +98,7 @@ export function registerUserPages(app: FastifyInstance, context: PageContext): v
     return redirect(reply, USERS_PAGE);
   }
 
+  /** The user of the path, if of the signed-in organisation. */
   async function target(request: FastifyRequest) {
     const { id } = request.params as { id: string };
     const users = await listOrganizationUsers(app.db, view(request).organization.slug);
