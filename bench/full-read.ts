@@ -1,6 +1,6 @@
 // A full read of the deep cycle (100,000 employees) by a client, as a BI tool refreshing a
 // table reads it: through REST (limit=100, every nextCursor) and through the OData feed
-// (every @odata.nextLink, the feed's default page of 5,000), one after the other in the
+// (every @odata.nextLink, the feed's default page of 1,000), one after the other in the
 // same run, timed end to end (docs/benchmarks.md). Each request is answered before the next
 // is sent: the rate is one client's, not the server's capacity under load.
 

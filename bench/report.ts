@@ -41,7 +41,7 @@ export const AUDIT_MAX_COST = 0.1;
 export interface DatabaseResult {
   database: DatabaseName;
   scenarios: ScenarioResult[];
-  /** compplan's peak resident memory over the whole run: VmHWM of /proc/PID/status. */
+  /** The peak resident memory of the server the scenarios loaded: VmHWM of /proc/PID/status after them. */
   peakRssKiB: number;
   /** The walk's distinct pages and the bytes of their answers (bodies). */
   walk: { pages: number; bytes: number };
@@ -49,6 +49,8 @@ export interface DatabaseResult {
   delta?: { pages: number };
   /** Full reads of the deep cycle by one client, REST and the OData feed (bench/full-read.ts). */
   fullReads?: FullRead[];
+  /** The peak resident memory of the server started for the full reads, after them. */
+  fullReadsPeakRssKiB?: number;
 }
 
 export interface Results {
@@ -78,6 +80,8 @@ export const WALK_P99_MS = 25;
 export const PEAK_RSS_MB = 200;
 /** A full read of the deep cycle through the OData feed: employees a second, at least. */
 export const FEED_READ_TARGET = 20_000;
+/** The most the server that served the full reads may have held: its peak RSS, MB. */
+export const FEED_READ_RSS_MB = 250;
 /**
  * What the server's response cache holds (src/http/response-cache.ts), stated beside the
  * walk's bytes: the walk is meant to ask for more than it can keep, so that every answer
@@ -97,6 +101,7 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
+const megabytes = (kib: number) => (kib * 1024) / 1e6;
 const whole = (n: number) => n.toLocaleString('en', { maximumFractionDigits: 0 });
 const ms = (n: number) => n.toFixed(n < 10 ? 1 : 0);
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
@@ -161,9 +166,15 @@ export function renderReport(results: Results): { text: string; met: number; tar
         `| ${db.database} | full read of the deep cycle by one client: OData feed (${whole(pagesOf('OData'))} pages, every nextLink) / REST (${whole(pagesOf('REST'))} pages of 100, every nextCursor) | ${whole(feed)} employees/s | REST: ${whole(rate('REST'))} employees/s | | | | feed ≥ ${whole(FEED_READ_TARGET)} employees/s | ${judge(feed >= FEED_READ_TARGET)} |`,
       );
     }
-    const rssMB = (db.peakRssKiB * 1024) / 1e6;
+    if (db.fullReadsPeakRssKiB !== undefined) {
+      const readsMB = megabytes(db.fullReadsPeakRssKiB);
+      rows.push(
+        `| ${db.database} | server peak RSS of the full reads (VmHWM of a server started for them) | ${whole(readsMB)} MB | | | | | ≤ ${FEED_READ_RSS_MB} MB | ${judge(readsMB <= FEED_READ_RSS_MB)} |`,
+      );
+    }
+    const rssMB = megabytes(db.peakRssKiB);
     rows.push(
-      `| ${db.database} | server peak RSS (VmHWM at the end) | ${whole(rssMB)} MB | | | | | ≤ ${PEAK_RSS_MB} MB | ${judge(rssMB <= PEAK_RSS_MB)} |`,
+      `| ${db.database} | server peak RSS after the scenarios above (VmHWM) | ${whole(rssMB)} MB | | | | | ≤ ${PEAK_RSS_MB} MB | ${judge(rssMB <= PEAK_RSS_MB)} |`,
     );
   }
   const auditRows = [

@@ -33,11 +33,13 @@
 //    database with the audit log turned off for the measurement only (BENCH_AUDIT_LOG=off)
 //    is measured in the same rounds, the two taking turns to go first: the audit log's
 //    cost (docs/benchmarks.md).
-// 6. Full reads of the deep cycle, one client reading every page, through REST (every
+// 6. compplan's peak RSS (VmHWM of /proc/PID/status) after the scenarios.
+// 7. Full reads of the deep cycle, one client reading every page, through REST (every
 //    nextCursor) and through the OData feed (every @odata.nextLink), --rounds each,
-//    alternated (bench/full-read.ts).
-// 7. compplan's peak RSS (VmHWM of /proc/PID/status) at the end; every server stopped by
-//    PID (SIGTERM, then SIGKILL).
+//    alternated (bench/full-read.ts), from a third `compplan serve` of the same build,
+//    settings and database, started for them: its peak RSS is what a BI tool's refresh
+//    takes, not what the 32-connection scenarios left behind. Every server stopped by PID
+//    (SIGTERM, then SIGKILL).
 // The results are saved as JSON in the temp dir and rendered into docs/benchmarks.md,
 // between its api-bench markers (bench/report.ts). Then the bulk download benchmark
 // (bench/bulk.ts: a cycle of --bulk-employees, 1,000,000 by default, read whole by curl),
@@ -329,6 +331,7 @@ async function benchDatabase(
   const auditOffBase = `http://127.0.0.1:${auditOffPort}`;
   const auditOff = serve(auditOffPort, 'compplan-audit-off', { ...env, BENCH_AUDIT_LOG: 'off' });
   let ceiling: ChildProcess | undefined;
+  let reader: ChildProcess | undefined;
   try {
     await listening(base, server, 'compplan serve');
     await listening(auditOffBase, auditOff, 'compplan serve (audit log off)');
@@ -420,8 +423,15 @@ async function benchDatabase(
       }
       scenarios.push(result);
     }
-    log(`${database}: full reads of the deep cycle, REST and the OData feed`);
-    const reads = await fullReads(base, key, DEEP_CYCLE, ROUNDS);
+    const loadedPeak = peakRssKiB(server.pid);
+    log(
+      `${database}: full reads of the deep cycle, REST and the OData feed, by a server of their own`,
+    );
+    const readerPort = await freePort();
+    const readerBase = `http://127.0.0.1:${readerPort}`;
+    reader = serve(readerPort, 'compplan-full-reads', env);
+    await listening(readerBase, reader, 'compplan serve (full reads)');
+    const reads = await fullReads(readerBase, key, DEEP_CYCLE, ROUNDS);
     for (const read of reads) {
       log(
         `${database} full read through ${read.api}: ${read.employees} employees in ${read.pages} pages, ${read.seconds.toFixed(2)} s`,
@@ -430,12 +440,14 @@ async function benchDatabase(
     return {
       database,
       scenarios,
-      peakRssKiB: peakRssKiB(server.pid),
+      peakRssKiB: loadedPeak,
       walk,
       delta,
       fullReads: reads,
+      fullReadsPeakRssKiB: peakRssKiB(reader.pid),
     };
   } finally {
+    if (reader) await stopProcess(reader);
     if (ceiling) await stopProcess(ceiling);
     await stopProcess(auditOff);
     await stopProcess(server);
