@@ -50,7 +50,9 @@ export const cursorOf = (position: AuditPosition): string => `${position.at}~${p
 
 export function positionOf(cursor: string): AuditPosition {
   const match = CURSOR_SHAPE.exec(cursor);
-  if (!match?.[1] || !match[2]) throw new AuditError('The page link is not valid: start again');
+  if (!match?.[1] || !match[2] || Number.isNaN(Date.parse(match[1]))) {
+    throw new AuditError('The page link is not valid: start again');
+  }
   return { at: match[1], id: match[2] };
 }
 

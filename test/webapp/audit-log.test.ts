@@ -140,6 +140,10 @@ describe('Settings → Audit log', () => {
     expect(badDate.status).toBe(422);
     expect(textOf(badDate.body)).toContain('From must be a date');
     expect((await owner.get(`${PAGE}?after=nonsense`)).status).toBe(422);
+    // The cursor's shape, with a month that no calendar has.
+    const badCursor = await owner.get(`${PAGE}?after=2026-13-01T00:00:00.000Z~5`);
+    expect(badCursor.status).toBe(422);
+    expect(textOf(badCursor.body)).toContain('The page link is not valid: start again');
   });
 
   it('pages 50 entries at a time, newest first, older ones after the cursor, none twice', async () => {
