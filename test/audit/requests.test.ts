@@ -101,4 +101,27 @@ describe('audit log: API requests', () => {
     const acme = requestsOf(await auditEntriesOf(server.database.db, ACME));
     expect(acme.every((entry) => entry.keyId === keyId)).toBe(true);
   });
+
+  it('keeps each value as the client sent it, quotes, backslashes, braces and commas included, in a batch of several entries', async () => {
+    // What PostgreSQL's array literals quote and escape (its insert sends a column an array).
+    const agents = ['Power BI "Desktop" {1,2}', 'C:\\tools\\curl\\', 'NULL', ','];
+    for (const agent of agents) {
+      const answer = await server.request(`${CYCLES}/mc_"{a,b}"`, {
+        key: globexKey,
+        headers: { 'user-agent': agent },
+      });
+      expect(answer.status).toBe(404);
+    }
+    await server.app.audit.flush();
+    const written = requestsOf(await auditEntriesOf(server.database.db, GLOBEX)).slice(-4);
+    expect(written.map((entry) => entry.userAgent)).toEqual(agents);
+    for (const entry of written) {
+      expect(entry).toMatchObject({
+        path: `${CYCLES}/mc_%22%7Ba,b%7D%22`,
+        meritCycleId: 'mc_"{a,b}"',
+        status: 404,
+        employees: 0,
+      });
+    }
+  });
 });
