@@ -20,7 +20,7 @@ import {
   SDK_ORG,
   sdkDataSet,
 } from '../client/fixtures.js';
-import { REPO_ROOT, runCli, stopProcess } from '../helpers/cli.js';
+import { type CliResult, REPO_ROOT, runCli, stopProcess } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { csvRecords, parseCsv } from './csv-parse.js';
 
@@ -53,11 +53,28 @@ interface ApiEmployee {
   columns: Record<string, { name: string; type: string; value: unknown }>;
 }
 
+// Nothing listens on port 9 (discard). The client retries a connection error four times
+// with a random backoff (about 4 s in all, up to 7.5 s) before the command fails.
+const UNREACHABLE = 'http://127.0.0.1:9';
+
 describe('compplan export', () => {
   let server: TestServer;
   let key: string;
   let dir: string;
   let employees: ApiEmployee[];
+  /**
+   * The commands pointed at UNREACHABLE, started in beforeAll: they spend their seconds
+   * waiting out the client's backoff, which they do side by side and while the other tests
+   * run, instead of one after another. Each test awaits its own and asserts on it.
+   */
+  let unreachable: {
+    toStdout: Promise<CliResult>;
+    toNewFile: Promise<CliResult>;
+    forceOntoFile: Promise<CliResult>;
+  };
+  const unreachableFile = () => join(dir, 'unreached.csv');
+  const keptFile = () => join(dir, 'kept.csv');
+  const KEPT = 'yesterday,s\r\nexport,\r\n';
   const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
     runCli(['export', ...args, '--base-url', server.url], {
       env: { COMPPLAN_API_KEY: key, COMPPLAN_BASE_URL: undefined, ...env },
@@ -68,6 +85,34 @@ describe('compplan export', () => {
     server = await startTestServer({ dataSets: [sdkDataSet(EMPLOYEES)] });
     key = await server.createKey(SDK_ORG);
     dir = mkdtempSync(join(tmpdir(), 'compplan-export-'));
+    writeFileSync(keptFile(), KEPT);
+    const started = (result: Promise<CliResult>) => {
+      // Awaited by its test; a failure before then is not an unhandled rejection.
+      result.catch(() => {});
+      return result;
+    };
+    unreachable = {
+      toStdout: started(
+        runCli(['export', 'merit-cycles', '--base-url', UNREACHABLE, '--key', key], {
+          timeoutMs: 60_000,
+        }),
+      ),
+      toNewFile: started(
+        runCli(
+          [
+            ...['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', unreachableFile()],
+            ...['--base-url', UNREACHABLE, '--key', key],
+          ],
+          { timeoutMs: 60_000 },
+        ),
+      ),
+      forceOntoFile: started(
+        runCli(['export', 'merit-cycles', '-o', keptFile(), '--force', '--base-url', UNREACHABLE], {
+          env: { COMPPLAN_API_KEY: key },
+          timeoutMs: 60_000,
+        }),
+      ),
+    };
     employees = [];
     let cursor: string | null = null;
     do {
@@ -82,6 +127,7 @@ describe('compplan export', () => {
     } while (cursor);
   });
   afterAll(async () => {
+    if (unreachable) await Promise.allSettled(Object.values(unreachable));
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -327,26 +373,18 @@ describe('compplan export', () => {
   });
 
   it('fails with a connection error naming the base URL when nothing listens there', async () => {
-    const result = await runCli(
-      ['export', 'merit-cycles', '--base-url', 'http://127.0.0.1:9', '--key', key],
-      {
-        timeoutMs: 60_000,
-      },
-    );
+    const result = await unreachable.toStdout;
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('(is http://127.0.0.1:9 the right --base-url?)');
+    expect(result.stderr).toContain(`(is ${UNREACHABLE} the right --base-url?)`);
   }, 60_000);
 
   it('an export that fails before its first page leaves no file and no state, and the corrected command then runs without --resume', async () => {
-    const file = join(dir, 'unreached.csv');
+    const file = unreachableFile();
     const state = `${file}.export-state.json`;
-    const args = ['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', file];
-    const unreachable = await runCli([...args, '--base-url', 'http://127.0.0.1:9', '--key', key], {
-      timeoutMs: 60_000,
-    });
-    expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toContain('(is http://127.0.0.1:9 the right --base-url?)');
-    expect(unreachable.stderr).not.toContain('--resume');
+    const failed = await unreachable.toNewFile;
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain(`(is ${UNREACHABLE} the right --base-url?)`);
+    expect(failed.stderr).not.toContain('--resume');
     expect(existsSync(file)).toBe(false);
     expect(existsSync(state)).toBe(false);
 
@@ -366,14 +404,10 @@ describe('compplan export', () => {
   }, 60_000);
 
   it('--force onto an existing file leaves it untouched when the export fails before its first page', async () => {
-    const file = join(dir, 'kept.csv');
-    writeFileSync(file, 'yesterday,s\r\nexport,\r\n');
-    const result = await runCli(
-      ['export', 'merit-cycles', '-o', file, '--force', '--base-url', 'http://127.0.0.1:9'],
-      { env: { COMPPLAN_API_KEY: key }, timeoutMs: 60_000 },
-    );
+    const file = keptFile();
+    const result = await unreachable.forceOntoFile;
     expect(result.code).toBe(1);
-    expect(readFileSync(file, 'utf8')).toBe('yesterday,s\r\nexport,\r\n');
+    expect(readFileSync(file, 'utf8')).toBe(KEPT);
     expect(existsSync(`${file}.export-state.json`)).toBe(false);
   }, 60_000);
 
