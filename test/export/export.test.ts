@@ -20,7 +20,7 @@ import {
   SDK_ORG,
   sdkDataSet,
 } from '../client/fixtures.js';
-import { type CliResult, REPO_ROOT, runCli, stopProcess } from '../helpers/cli.js';
+import { type CliResult, REPO_ROOT, runCli, startCli, stopProcess } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { csvRecords, parseCsv } from './csv-parse.js';
 
@@ -86,31 +86,20 @@ describe('compplan export', () => {
     key = await server.createKey(SDK_ORG);
     dir = mkdtempSync(join(tmpdir(), 'compplan-export-'));
     writeFileSync(keptFile(), KEPT);
-    const started = (result: Promise<CliResult>) => {
-      // Awaited by its test; a failure before then is not an unhandled rejection.
-      result.catch(() => {});
-      return result;
-    };
     unreachable = {
-      toStdout: started(
-        runCli(['export', 'merit-cycles', '--base-url', UNREACHABLE, '--key', key], {
-          timeoutMs: 60_000,
-        }),
+      toStdout: startCli(['export', 'merit-cycles', '--base-url', UNREACHABLE, '--key', key], {
+        timeoutMs: 60_000,
+      }),
+      toNewFile: startCli(
+        [
+          ...['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', unreachableFile()],
+          ...['--base-url', UNREACHABLE, '--key', key],
+        ],
+        { timeoutMs: 60_000 },
       ),
-      toNewFile: started(
-        runCli(
-          [
-            ...['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', unreachableFile()],
-            ...['--base-url', UNREACHABLE, '--key', key],
-          ],
-          { timeoutMs: 60_000 },
-        ),
-      ),
-      forceOntoFile: started(
-        runCli(['export', 'merit-cycles', '-o', keptFile(), '--force', '--base-url', UNREACHABLE], {
-          env: { COMPPLAN_API_KEY: key },
-          timeoutMs: 60_000,
-        }),
+      forceOntoFile: startCli(
+        ['export', 'merit-cycles', '-o', keptFile(), '--force', '--base-url', UNREACHABLE],
+        { env: { COMPPLAN_API_KEY: key }, timeoutMs: 60_000 },
       ),
     };
     employees = [];

@@ -108,6 +108,17 @@ export async function runCli(
   return { code, signal, stdout, stderr };
 }
 
+/**
+ * runCli, begun now and awaited later: a command that only waits (out a client's retries,
+ * say) is started in beforeAll and waits while the other tests run. A failure before it is
+ * awaited is not an unhandled rejection; awaiting it still throws.
+ */
+export function startCli(args: readonly string[], options: RunOptions = {}): Promise<CliResult> {
+  const result = runCli(args, options);
+  result.catch(() => {});
+  return result;
+}
+
 export interface CliServer {
   /** The URL the server printed, e.g. http://127.0.0.1:41234 */
   url: string;
