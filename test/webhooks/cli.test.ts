@@ -226,8 +226,7 @@ describe('compplan webhooks', () => {
   });
 
   it('webhooks test records a ping that a running compplan serve delivers, signed', async () => {
-    await serve();
-    const added = await add(receiver.url);
+    const [, added] = await Promise.all([serve(), add(receiver.url)]);
     receiver.secret = added.secret;
     const result = await runCli(['webhooks', 'test', added.id], { env });
     expect(result.code, result.stderr).toBe(0);
@@ -269,8 +268,7 @@ describe('compplan webhooks', () => {
   });
 
   it('a server killed (SIGKILL) after an import committed, mid-delivery, loses nothing: the next one delivers with the same webhook-id', async () => {
-    const first = await serve();
-    const added = await add(receiver.url);
+    const [first, added] = await Promise.all([serve(), add(receiver.url)]);
     receiver.secret = added.secret;
     receiver.answers = ['hang'];
     // The first of the file's cycles only: one event, whose delivery the receiver holds.
@@ -308,14 +306,15 @@ describe('compplan webhooks', () => {
   });
 
   it('two instances on one database deliver each event once', async () => {
-    await Promise.all([serve(), serve()]);
-    const added = await add(receiver.url);
+    const [, , added] = await Promise.all([serve(), serve(), add(receiver.url)]);
     receiver.secret = added.secret;
     await importFile(24, 'finalized');
     // 3 cycles updated, 21 created: 24 events.
     const received = await receiver.waitFor(24);
-    // A moment for any duplicate to arrive, then exactly one request per event.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Both instances stopped (SIGTERM: each dispatches through the second it keeps
+    // accepting, then closes), and every request they sent read: exactly one per event.
+    await Promise.all(servers.splice(0).map((server) => server.stop()));
+    await receiver.settled();
     expect(received.every((r) => r.verified)).toBe(true);
     expect(receiver.received).toHaveLength(24);
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(24);
