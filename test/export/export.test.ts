@@ -428,7 +428,8 @@ describe('compplan export', () => {
     let slow: TestServer;
     let slowKey: string;
     beforeAll(async () => {
-      // 10 requests a second, pages of 10: 25 pages take about 2.5 seconds.
+      // 10 requests a second, pages of 25: the 10 pages take about a second, of which the
+      // run below is interrupted after 2 or 3.
       slow = await startTestServer({ dataSets: [sdkDataSet(EMPLOYEES)], rateLimitPerSecond: 10 });
       slowKey = await slow.createKey(SDK_ORG);
     });
@@ -446,7 +447,7 @@ describe('compplan export', () => {
         SDK_CYCLE.big,
         '--no-bulk',
         '--page-size',
-        '10',
+        '25',
         '-o',
         file,
         '--base-url',
