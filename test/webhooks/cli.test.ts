@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { listOrganizationWebhooks, removeWebhookEndpointById } from '../../src/webhooks/service.js';
-import { type CliServer, runCli, startCliServer, stopAllProcesses } from '../helpers/cli.js';
+import {
+  type CliServer,
+  runAllCli,
+  runCli,
+  startCliServer,
+  stopAllProcesses,
+} from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -150,10 +156,13 @@ describe('compplan webhooks', () => {
     ],
     ['http://[fd00::1]/hook', 'fd00::1 is not a public address (unique local)'],
   ])('add refuses %s, before anything is sent, and writes nothing', async (url, reason) => {
-    for (const allowance of [undefined, '127.0.0.0/8']) {
-      const result = await runCli(['webhooks', 'add', '--org', ORG, '--url', url], {
-        env: { ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: allowance },
-      });
+    const allowances = [undefined, '127.0.0.0/8'];
+    const results = await runAllCli(
+      allowances.map(() => ['webhooks', 'add', '--org', ORG, '--url', url]),
+      (index) => ({ env: { ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: allowances[index] } }),
+    );
+    for (const [index, result] of results.entries()) {
+      const allowance = allowances[index];
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(result.stderr).toBe(
