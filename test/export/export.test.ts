@@ -20,7 +20,14 @@ import {
   SDK_ORG,
   sdkDataSet,
 } from '../client/fixtures.js';
-import { type CliResult, REPO_ROOT, runCli, startCli, stopProcess } from '../helpers/cli.js';
+import {
+  type CliResult,
+  REPO_ROOT,
+  runAllCli,
+  runCli,
+  startCli,
+  stopProcess,
+} from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { csvRecords, parseCsv } from './csv-parse.js';
 
@@ -316,22 +323,31 @@ describe('compplan export', () => {
       [join(file, 'deeper', 'x.csv'), `${file} is a file, not a folder`],
       [dir, 'it is a folder'],
     ];
-    for (const [output, reason] of cases) {
-      for (const baseUrl of [server.url, 'http://127.0.0.1:9']) {
-        // Nothing listens at the second: the path is refused before any request is made.
-        const result = await runCli(
-          ['export', 'merit-cycles', '-o', output, '--force', '--base-url', baseUrl],
-          { env: { COMPPLAN_API_KEY: key, COMPPLAN_BASE_URL: undefined }, timeoutMs: 30_000 },
-        );
-        expect({ output, baseUrl, ...result }).toEqual({
-          output,
-          baseUrl,
-          code: 1,
-          signal: null,
-          stdout: '',
-          stderr: `compplan: cannot write ${output}: ${reason}\n`,
-        });
-      }
+    // Nothing listens at the second base URL: the path is refused before any request is made.
+    const runs = cases.flatMap(([output, reason]) =>
+      [server.url, UNREACHABLE].map((baseUrl) => ({ output, reason, baseUrl })),
+    );
+    const results = await runAllCli(
+      runs.map(({ output, baseUrl }) => [
+        'export',
+        'merit-cycles',
+        '-o',
+        output,
+        '--force',
+        '--base-url',
+        baseUrl,
+      ]),
+      { env: { COMPPLAN_API_KEY: key, COMPPLAN_BASE_URL: undefined }, timeoutMs: 30_000 },
+    );
+    for (const [index, { output, reason, baseUrl }] of runs.entries()) {
+      expect({ output, baseUrl, ...results[index] }).toEqual({
+        output,
+        baseUrl,
+        code: 1,
+        signal: null,
+        stdout: '',
+        stderr: `compplan: cannot write ${output}: ${reason}\n`,
+      });
     }
     expect(readFileSync(file, 'utf8')).toBe('kept\n');
     expect(existsSync(join(dir, 'no-such-folder'))).toBe(false);
