@@ -114,7 +114,7 @@ describe('compplan webhooks', () => {
       if (check(value)) return value;
       if (Date.now() > deadline)
         throw new Error(`not reached in ${ms} ms: ${JSON.stringify(value)}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
