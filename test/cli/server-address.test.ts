@@ -6,7 +6,7 @@ import {
   type CliResult,
   type CliServer,
   runCli,
-  startCli,
+  runCliMeanwhile,
   startCliServer,
   stopAllProcesses,
   type TempDatabase,
@@ -44,7 +44,7 @@ describe('the server address commands print and use', () => {
     demoKey = /^ {2}(cpk_\S+)$/m.exec(server.stderr())?.[1] ?? '';
     expect(demoKey).not.toBe('');
     unreachable = {
-      derived: startCli(['export', 'merit-cycles'], {
+      derived: runCliMeanwhile(['export', 'merit-cycles'], {
         env: {
           PORT: '9',
           HOST: '127.0.0.1',
@@ -53,7 +53,7 @@ describe('the server address commands print and use', () => {
         },
         timeoutMs: 60_000,
       }),
-      variable: startCli(['export', 'merit-cycles'], {
+      variable: runCliMeanwhile(['export', 'merit-cycles'], {
         env: { COMPPLAN_BASE_URL: 'http://127.0.0.1:9', COMPPLAN_API_KEY: demoKey },
         timeoutMs: 60_000,
       }),

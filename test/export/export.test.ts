@@ -25,7 +25,7 @@ import {
   REPO_ROOT,
   runAllCli,
   runCli,
-  startCli,
+  runCliMeanwhile,
   stopProcess,
 } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -94,17 +94,20 @@ describe('compplan export', () => {
     dir = mkdtempSync(join(tmpdir(), 'compplan-export-'));
     writeFileSync(keptFile(), KEPT);
     unreachable = {
-      toStdout: startCli(['export', 'merit-cycles', '--base-url', UNREACHABLE, '--key', key], {
-        timeoutMs: 60_000,
-      }),
-      toNewFile: startCli(
+      toStdout: runCliMeanwhile(
+        ['export', 'merit-cycles', '--base-url', UNREACHABLE, '--key', key],
+        {
+          timeoutMs: 60_000,
+        },
+      ),
+      toNewFile: runCliMeanwhile(
         [
           ...['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', unreachableFile()],
           ...['--base-url', UNREACHABLE, '--key', key],
         ],
         { timeoutMs: 60_000 },
       ),
-      forceOntoFile: startCli(
+      forceOntoFile: runCliMeanwhile(
         ['export', 'merit-cycles', '-o', keptFile(), '--force', '--base-url', UNREACHABLE],
         { env: { COMPPLAN_API_KEY: key }, timeoutMs: 60_000 },
       ),

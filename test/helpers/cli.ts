@@ -113,7 +113,10 @@ export async function runCli(
  * say) is started in beforeAll and waits while the other tests run. A failure before it is
  * awaited is not an unhandled rejection; awaiting it still throws.
  */
-export function startCli(args: readonly string[], options: RunOptions = {}): Promise<CliResult> {
+export function runCliMeanwhile(
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<CliResult> {
   const result = runCli(args, options);
   result.catch(() => {});
   return result;
