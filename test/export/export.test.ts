@@ -232,20 +232,15 @@ describe('compplan export', () => {
   });
 
   it('writes merit cycles as a JSON array, filtered like the API', async () => {
-    const all = await cli(['merit-cycles', '--format', 'json', '--page-size', '2']);
+    const [all, finalized, none] = await Promise.all([
+      cli(['merit-cycles', '--format', 'json', '--page-size', '2']),
+      cli(['merit-cycles', '--format', 'json', '--status', 'finalized', '--gte', '2023-06-01']),
+      cli(['merit-cycles', '--format', 'json', '--gt', '2030-01-01']),
+    ]);
     expect(all.code).toBe(0);
     expect((JSON.parse(all.stdout) as { id: string }[]).map((cycle) => cycle.id)).toEqual(
       CYCLES_IN_ORDER,
     );
-    const finalized = await cli([
-      'merit-cycles',
-      '--format',
-      'json',
-      '--status',
-      'finalized',
-      '--gte',
-      '2023-06-01',
-    ]);
     expect(JSON.parse(finalized.stdout)).toEqual([
       {
         id: SDK_CYCLE.finalized,
@@ -256,7 +251,6 @@ describe('compplan export', () => {
         status: 'finalized',
       },
     ]);
-    const none = await cli(['merit-cycles', '--format', 'json', '--gt', '2030-01-01']);
     expect(none.stdout).toBe('[\n]\n');
   });
 
@@ -279,25 +273,20 @@ describe('compplan export', () => {
   });
 
   it('shows progress on standard error when asked (as on a terminal), paging or in one download', async () => {
-    const paged = await cli([
-      'employees',
-      '--cycle',
-      SDK_CYCLE.big,
-      '--no-bulk',
-      '--progress',
-      '-o',
-      join(dir, 'p.csv'),
+    const [paged, downloaded] = await Promise.all([
+      cli([
+        'employees',
+        '--cycle',
+        SDK_CYCLE.big,
+        '--no-bulk',
+        '--progress',
+        '-o',
+        join(dir, 'p.csv'),
+      ]),
+      cli(['employees', '--cycle', SDK_CYCLE.big, '--progress', '-o', join(dir, 'd.csv')]),
     ]);
     expect(paged.code).toBe(0);
     expect(paged.stderr).toMatch(/✔ employees: 250 rows, 3 pages, [\d.]+ pages\/s, 0:\d\d\n$/);
-    const downloaded = await cli([
-      'employees',
-      '--cycle',
-      SDK_CYCLE.big,
-      '--progress',
-      '-o',
-      join(dir, 'd.csv'),
-    ]);
     expect(downloaded.code).toBe(0);
     expect(downloaded.stderr).toMatch(/✔ employees: 250 rows, in one download, 0:\d\d\n$/);
   });
@@ -358,22 +347,22 @@ describe('compplan export', () => {
   }, 60_000);
 
   it('fails with the status, the request id and a hint for a bad key or an unknown cycle', async () => {
-    const badKey = await cli(['employees', '--cycle', SDK_CYCLE.big], {
-      COMPPLAN_API_KEY: 'cpk_nope',
-    });
+    const [badKey, unknown, noKey, noCycle] = await Promise.all([
+      cli(['employees', '--cycle', SDK_CYCLE.big], { COMPPLAN_API_KEY: 'cpk_nope' }),
+      cli(['employees', '--cycle', 'mc_00000000-0000-4000-8000-000000000000']),
+      cli(['merit-cycles'], { COMPPLAN_API_KEY: undefined }),
+      cli(['employees']),
+    ]);
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(
       /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/employees\/bulk: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY; is http:\/\/127\.0\.0\.1:\d+ the right --base-url\?\)\n$/,
     );
-    const unknown = await cli(['employees', '--cycle', 'mc_00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('404 Merit cycle not found');
-    const noKey = await cli(['merit-cycles'], { COMPPLAN_API_KEY: undefined });
     expect(noKey).toMatchObject({
       code: 2,
       stderr: 'compplan: an API key is needed: --key KEY or COMPPLAN_API_KEY\n',
     });
-    const noCycle = await cli(['employees']);
     expect(noCycle).toMatchObject({
       code: 2,
       stderr: 'compplan: exporting employees needs --cycle ID\n',
