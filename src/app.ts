@@ -52,7 +52,7 @@ export interface AppOptions {
   monotonic?: () => number;
   /** Runs a webhook dispatcher (src/webhooks): `compplan serve` does; most tests need none. */
   deliverWebhooks?: boolean;
-  /** The dispatcher's retry delays and lease; the real schedule when absent (tests: shorter). */
+  /** The dispatcher's retry delays, lease and poll; the real schedule when absent (tests: shorter). */
   webhookSchedule?: WebhookSchedule;
   /** The HTTP server's timeouts; SERVER_TIMEOUTS when absent (tests shorten them). */
   timeouts?: Partial<ServerTimeouts>;

@@ -21,8 +21,6 @@ import { retryDelayMs, WEBHOOK_SCHEDULE, type WebhookSchedule } from './schedule
 import { readSealingKey, unsealSecret } from './secret.js';
 import { type AttemptResult, attemptDelivery } from './send.js';
 
-// How often an idle dispatcher looks for work another process (an import) recorded.
-const POLL_MS = 1_000;
 // Deliveries attempted at once by one instance.
 const BATCH = 10;
 // When a write met SQLite's lock (an import), how long until it is tried again.
@@ -38,7 +36,7 @@ export interface DispatcherOptions {
   database: DatabaseHandle;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
   allowPrivateNetworks: readonly string[];
-  /** The retry delays and the lease; WEBHOOK_SCHEDULE when absent (tests give shorter). */
+  /** Retry delays, lease and poll; WEBHOOK_SCHEDULE when absent (tests give shorter). */
   schedule?: WebhookSchedule;
   log: {
     info(object: object, message: string): void;
@@ -146,7 +144,8 @@ export class WebhookDispatcher {
   private async idle(atLeastMs: number): Promise<void> {
     this.wake = new AbortController();
     const { signal } = this.wake;
-    let wait = POLL_MS;
+    const { pollMs } = this.schedule;
+    let wait = pollMs;
     try {
       const now = new Date();
       const next = await this.options.database.db
@@ -162,7 +161,7 @@ export class WebhookDispatcher {
         .executeTakeFirst();
       if (next?.due) {
         const due = Date.parse(toIso(next.due)) - now.getTime();
-        wait = Math.min(POLL_MS, Math.max(atLeastMs, due));
+        wait = Math.min(pollMs, Math.max(atLeastMs, due));
       }
     } catch {
       // the next claim reports what is wrong

@@ -19,7 +19,7 @@ const OUTCOMES: DeliveryOutcome[] = ['delivered', 'retrying', 'failed', 'disable
 
 export interface WebhooksPluginOptions {
   config: WebhookConfig;
-  /** The retry delays and lease; the real schedule when absent (tests give shorter). */
+  /** The retry delays, lease and poll; the real schedule when absent (tests give shorter). */
   schedule?: WebhookSchedule;
 }
 

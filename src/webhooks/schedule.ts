@@ -21,7 +21,7 @@ const RETRY_DELAYS_MS: readonly number[] = [
   10 * HOUR,
 ];
 
-/** When deliveries are tried again, and how long a claim on one lasts. */
+/** When deliveries are tried again, how long a claim on one lasts, how often to look. */
 export interface WebhookSchedule {
   /** The wait after each failed attempt; the attempt after the last wait is the last. */
   readonly retryDelaysMs: readonly number[];
@@ -31,12 +31,18 @@ export interface WebhookSchedule {
    * room for writing its outcome.
    */
   readonly leaseMs: number;
+  /**
+   * How often an idle dispatcher looks for work another process (an import) recorded:
+   * the longest a delivery waits for its first attempt.
+   */
+  readonly pollMs: number;
 }
 
 /** The schedule of every deployment; tests give the dispatcher a shorter one. */
 export const WEBHOOK_SCHEDULE: WebhookSchedule = Object.freeze({
   retryDelaysMs: Object.freeze(RETRY_DELAYS_MS),
   leaseMs: 30 * SECOND,
+  pollMs: SECOND,
 });
 
 /**

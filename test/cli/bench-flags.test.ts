@@ -5,12 +5,19 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = `${ROOT}node_modules/.bin/tsx`;
 
+/**
+ * `node --import tsx SCRIPT FLAGS…`, as `npm run bench`, `bench:data` and `soak` start
+ * them: one process, where the tsx command would start a second.
+ */
 function runScript(script: string, flags: string[]) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(TSX, [script, ...flags], { cwd: ROOT, timeout: 30_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (error.code as number | null) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...flags],
+      { cwd: ROOT, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (error.code as number | null) : 0, stdout, stderr }),
     );
   });
 }

@@ -10,7 +10,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { DatabaseResult, Measure, Results, ScenarioName } from '../../bench/report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = `${ROOT}node_modules/.bin/tsx`;
 const work = mkdtempSync(join(tmpdir(), 'compplan-bench-report-'));
 
 const measure = (rps: number, p99Ms = 5, non2xx = 0): Measure => ({
@@ -50,9 +49,10 @@ async function render(saved: Results, flags: string[] = []): Promise<string> {
     '# Benchmarks\n\nBefore.\n\n<!-- api-bench:start (old) -->\nold table\n<!-- api-bench:end -->\n\nAfter.\n',
   );
   await new Promise<void>((resolve, reject) => {
+    // As `npm run bench` starts it: node with tsx's loader, one process.
     execFile(
-      TSX,
-      ['bench/run.ts', '--report', file, '--out', out, ...flags],
+      process.execPath,
+      ['--import', 'tsx', 'bench/run.ts', '--report', file, '--out', out, ...flags],
       { cwd: ROOT, timeout: 30_000 },
       (error) => (error ? reject(error) : resolve()),
     );

@@ -3,8 +3,10 @@
 // HOST; always printed with where it came from, and always the one actually used.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type CliResult,
   type CliServer,
   runCli,
+  runCliMeanwhile,
   startCliServer,
   stopAllProcesses,
   type TempDatabase,
@@ -28,6 +30,12 @@ describe('the server address commands print and use', () => {
   let server: CliServer;
   let port = '';
   let demoKey = '';
+  /**
+   * Exports to port 9, where nobody listens: each waits out the client's retries of the
+   * connection (about 4 s, up to 7.5 s), so they start in beforeAll and wait side by side
+   * while the other tests run; the test that is about them awaits them.
+   */
+  let unreachable: { derived: Promise<CliResult>; variable: Promise<CliResult> };
 
   beforeAll(async () => {
     db = tempDatabase();
@@ -35,8 +43,24 @@ describe('the server address commands print and use', () => {
     port = new URL(server.url).port;
     demoKey = /^ {2}(cpk_\S+)$/m.exec(server.stderr())?.[1] ?? '';
     expect(demoKey).not.toBe('');
+    unreachable = {
+      derived: runCliMeanwhile(['export', 'merit-cycles'], {
+        env: {
+          PORT: '9',
+          HOST: '127.0.0.1',
+          COMPPLAN_BASE_URL: undefined,
+          COMPPLAN_API_KEY: demoKey,
+        },
+        timeoutMs: 60_000,
+      }),
+      variable: runCliMeanwhile(['export', 'merit-cycles'], {
+        env: { COMPPLAN_BASE_URL: 'http://127.0.0.1:9', COMPPLAN_API_KEY: demoKey },
+        timeoutMs: 60_000,
+      }),
+    };
   });
   afterAll(async () => {
+    if (unreachable) await Promise.allSettled(Object.values(unreachable));
     await server.stop();
     await stopAllProcesses();
     db.remove();
@@ -207,23 +231,12 @@ describe('the server address commands print and use', () => {
   });
 
   it('export to a server nobody listens at names the address, where it came from and how to name another', async () => {
-    const derived = await runCli(['export', 'merit-cycles'], {
-      env: {
-        PORT: '9',
-        HOST: '127.0.0.1',
-        COMPPLAN_BASE_URL: undefined,
-        COMPPLAN_API_KEY: demoKey,
-      },
-      timeoutMs: 60_000,
-    });
+    const derived = await unreachable.derived;
     expect(derived.code).toBe(1);
     expect(derived.stderr).toMatch(
       /^compplan: GET \/v1\/compensationPlanning\/meritCycles: could not reach http:\/\/127\.0\.0\.1:9: .+ \(is http:\/\/127\.0\.0\.1:9 \(from PORT=9 and HOST=127\.0\.0\.1\) the server you mean\? name it with --base-url or COMPPLAN_BASE_URL\)\n$/,
     );
-    const variable = await runCli(['export', 'merit-cycles'], {
-      env: { COMPPLAN_BASE_URL: 'http://127.0.0.1:9', COMPPLAN_API_KEY: demoKey },
-      timeoutMs: 60_000,
-    });
+    const variable = await unreachable.variable;
     expect(variable.code).toBe(1);
     expect(variable.stderr).toMatch(
       /\(is http:\/\/127\.0\.0\.1:9 the right COMPPLAN_BASE_URL\?\)\n$/,

@@ -1,8 +1,14 @@
 // `compplan import FILE.csv --org SLUG --cycle ID`: the real CLI on a real database; what
 // it loaded is read back through the real API.
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SDK_CYCLE, SDK_ORG, sdkDataSet, sdkEmployee } from '../client/fixtures.js';
-import { dumpDatabase, runCli, type TempDatabase, tempDatabase } from '../helpers/cli.js';
+import {
+  copyOfDatabase,
+  dumpDatabase,
+  runCli,
+  type TempDatabase,
+  tempDatabase,
+} from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const HEADER =
@@ -26,13 +32,24 @@ describe('compplan import FILE.csv --org --cycle', () => {
       ...extra,
     ]);
 
-  beforeEach(async () => {
-    db?.remove();
-    db = tempDatabase();
-    const loaded = await run(['import', db.writeFile('data.json', JSON.stringify(sdkDataSet(3)))]);
-    expect(loaded.code).toBe(0);
+  // The data set, loaded once by `compplan import`; each test starts from a copy of it.
+  let loaded: TempDatabase;
+  beforeAll(async () => {
+    loaded = tempDatabase();
+    const result = await runCli(
+      ['import', loaded.writeFile('data.json', JSON.stringify(sdkDataSet(3)))],
+      { env: loaded.env, timeoutMs: 30_000 },
+    );
+    expect(result.code).toBe(0);
   });
-  afterAll(() => db?.remove());
+  beforeEach(() => {
+    db?.remove();
+    db = copyOfDatabase(loaded);
+  });
+  afterAll(() => {
+    db?.remove();
+    loaded?.remove();
+  });
 
   async function employeesServed(): Promise<unknown[]> {
     const server: TestServer = await startTestServer({

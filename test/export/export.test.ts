@@ -20,7 +20,14 @@ import {
   SDK_ORG,
   sdkDataSet,
 } from '../client/fixtures.js';
-import { REPO_ROOT, runCli, stopProcess } from '../helpers/cli.js';
+import {
+  type CliResult,
+  REPO_ROOT,
+  runAllCli,
+  runCli,
+  runCliMeanwhile,
+  stopProcess,
+} from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { csvRecords, parseCsv } from './csv-parse.js';
 
@@ -53,11 +60,28 @@ interface ApiEmployee {
   columns: Record<string, { name: string; type: string; value: unknown }>;
 }
 
+// Nothing listens on port 9 (discard). The client retries a connection error four times
+// with a random backoff (about 4 s in all, up to 7.5 s) before the command fails.
+const UNREACHABLE = 'http://127.0.0.1:9';
+
 describe('compplan export', () => {
   let server: TestServer;
   let key: string;
   let dir: string;
   let employees: ApiEmployee[];
+  /**
+   * The commands pointed at UNREACHABLE, started in beforeAll: they spend their seconds
+   * waiting out the client's backoff, which they do side by side and while the other tests
+   * run, instead of one after another. Each test awaits its own and asserts on it.
+   */
+  let unreachable: {
+    toStdout: Promise<CliResult>;
+    toNewFile: Promise<CliResult>;
+    forceOntoFile: Promise<CliResult>;
+  };
+  const unreachableFile = () => join(dir, 'unreached.csv');
+  const keptFile = () => join(dir, 'kept.csv');
+  const KEPT = 'yesterday,s\r\nexport,\r\n';
   const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
     runCli(['export', ...args, '--base-url', server.url], {
       env: { COMPPLAN_API_KEY: key, COMPPLAN_BASE_URL: undefined, ...env },
@@ -68,6 +92,26 @@ describe('compplan export', () => {
     server = await startTestServer({ dataSets: [sdkDataSet(EMPLOYEES)] });
     key = await server.createKey(SDK_ORG);
     dir = mkdtempSync(join(tmpdir(), 'compplan-export-'));
+    writeFileSync(keptFile(), KEPT);
+    unreachable = {
+      toStdout: runCliMeanwhile(
+        ['export', 'merit-cycles', '--base-url', UNREACHABLE, '--key', key],
+        {
+          timeoutMs: 60_000,
+        },
+      ),
+      toNewFile: runCliMeanwhile(
+        [
+          ...['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', unreachableFile()],
+          ...['--base-url', UNREACHABLE, '--key', key],
+        ],
+        { timeoutMs: 60_000 },
+      ),
+      forceOntoFile: runCliMeanwhile(
+        ['export', 'merit-cycles', '-o', keptFile(), '--force', '--base-url', UNREACHABLE],
+        { env: { COMPPLAN_API_KEY: key }, timeoutMs: 60_000 },
+      ),
+    };
     employees = [];
     let cursor: string | null = null;
     do {
@@ -82,6 +126,7 @@ describe('compplan export', () => {
     } while (cursor);
   });
   afterAll(async () => {
+    if (unreachable) await Promise.allSettled(Object.values(unreachable));
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -187,20 +232,15 @@ describe('compplan export', () => {
   });
 
   it('writes merit cycles as a JSON array, filtered like the API', async () => {
-    const all = await cli(['merit-cycles', '--format', 'json', '--page-size', '2']);
+    const [all, finalized, none] = await Promise.all([
+      cli(['merit-cycles', '--format', 'json', '--page-size', '2']),
+      cli(['merit-cycles', '--format', 'json', '--status', 'finalized', '--gte', '2023-06-01']),
+      cli(['merit-cycles', '--format', 'json', '--gt', '2030-01-01']),
+    ]);
     expect(all.code).toBe(0);
     expect((JSON.parse(all.stdout) as { id: string }[]).map((cycle) => cycle.id)).toEqual(
       CYCLES_IN_ORDER,
     );
-    const finalized = await cli([
-      'merit-cycles',
-      '--format',
-      'json',
-      '--status',
-      'finalized',
-      '--gte',
-      '2023-06-01',
-    ]);
     expect(JSON.parse(finalized.stdout)).toEqual([
       {
         id: SDK_CYCLE.finalized,
@@ -211,7 +251,6 @@ describe('compplan export', () => {
         status: 'finalized',
       },
     ]);
-    const none = await cli(['merit-cycles', '--format', 'json', '--gt', '2030-01-01']);
     expect(none.stdout).toBe('[\n]\n');
   });
 
@@ -234,25 +273,20 @@ describe('compplan export', () => {
   });
 
   it('shows progress on standard error when asked (as on a terminal), paging or in one download', async () => {
-    const paged = await cli([
-      'employees',
-      '--cycle',
-      SDK_CYCLE.big,
-      '--no-bulk',
-      '--progress',
-      '-o',
-      join(dir, 'p.csv'),
+    const [paged, downloaded] = await Promise.all([
+      cli([
+        'employees',
+        '--cycle',
+        SDK_CYCLE.big,
+        '--no-bulk',
+        '--progress',
+        '-o',
+        join(dir, 'p.csv'),
+      ]),
+      cli(['employees', '--cycle', SDK_CYCLE.big, '--progress', '-o', join(dir, 'd.csv')]),
     ]);
     expect(paged.code).toBe(0);
     expect(paged.stderr).toMatch(/✔ employees: 250 rows, 3 pages, [\d.]+ pages\/s, 0:\d\d\n$/);
-    const downloaded = await cli([
-      'employees',
-      '--cycle',
-      SDK_CYCLE.big,
-      '--progress',
-      '-o',
-      join(dir, 'd.csv'),
-    ]);
     expect(downloaded.code).toBe(0);
     expect(downloaded.stderr).toMatch(/✔ employees: 250 rows, in one download, 0:\d\d\n$/);
   });
@@ -281,22 +315,31 @@ describe('compplan export', () => {
       [join(file, 'deeper', 'x.csv'), `${file} is a file, not a folder`],
       [dir, 'it is a folder'],
     ];
-    for (const [output, reason] of cases) {
-      for (const baseUrl of [server.url, 'http://127.0.0.1:9']) {
-        // Nothing listens at the second: the path is refused before any request is made.
-        const result = await runCli(
-          ['export', 'merit-cycles', '-o', output, '--force', '--base-url', baseUrl],
-          { env: { COMPPLAN_API_KEY: key, COMPPLAN_BASE_URL: undefined }, timeoutMs: 30_000 },
-        );
-        expect({ output, baseUrl, ...result }).toEqual({
-          output,
-          baseUrl,
-          code: 1,
-          signal: null,
-          stdout: '',
-          stderr: `compplan: cannot write ${output}: ${reason}\n`,
-        });
-      }
+    // Nothing listens at the second base URL: the path is refused before any request is made.
+    const runs = cases.flatMap(([output, reason]) =>
+      [server.url, UNREACHABLE].map((baseUrl) => ({ output, reason, baseUrl })),
+    );
+    const results = await runAllCli(
+      runs.map(({ output, baseUrl }) => [
+        'export',
+        'merit-cycles',
+        '-o',
+        output,
+        '--force',
+        '--base-url',
+        baseUrl,
+      ]),
+      { env: { COMPPLAN_API_KEY: key, COMPPLAN_BASE_URL: undefined }, timeoutMs: 30_000 },
+    );
+    for (const [index, { output, reason, baseUrl }] of runs.entries()) {
+      expect({ output, baseUrl, ...results[index] }).toEqual({
+        output,
+        baseUrl,
+        code: 1,
+        signal: null,
+        stdout: '',
+        stderr: `compplan: cannot write ${output}: ${reason}\n`,
+      });
     }
     expect(readFileSync(file, 'utf8')).toBe('kept\n');
     expect(existsSync(join(dir, 'no-such-folder'))).toBe(false);
@@ -304,22 +347,22 @@ describe('compplan export', () => {
   }, 60_000);
 
   it('fails with the status, the request id and a hint for a bad key or an unknown cycle', async () => {
-    const badKey = await cli(['employees', '--cycle', SDK_CYCLE.big], {
-      COMPPLAN_API_KEY: 'cpk_nope',
-    });
+    const [badKey, unknown, noKey, noCycle] = await Promise.all([
+      cli(['employees', '--cycle', SDK_CYCLE.big], { COMPPLAN_API_KEY: 'cpk_nope' }),
+      cli(['employees', '--cycle', 'mc_00000000-0000-4000-8000-000000000000']),
+      cli(['merit-cycles'], { COMPPLAN_API_KEY: undefined }),
+      cli(['employees']),
+    ]);
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(
       /^compplan: GET \/v1\/compensationPlanning\/meritCycles\/mc_[\w-]+\/employees\/bulk: 401 Missing or invalid API key \(request id [\w-]+\) \(check --key or COMPPLAN_API_KEY; is http:\/\/127\.0\.0\.1:\d+ the right --base-url\?\)\n$/,
     );
-    const unknown = await cli(['employees', '--cycle', 'mc_00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('404 Merit cycle not found');
-    const noKey = await cli(['merit-cycles'], { COMPPLAN_API_KEY: undefined });
     expect(noKey).toMatchObject({
       code: 2,
       stderr: 'compplan: an API key is needed: --key KEY or COMPPLAN_API_KEY\n',
     });
-    const noCycle = await cli(['employees']);
     expect(noCycle).toMatchObject({
       code: 2,
       stderr: 'compplan: exporting employees needs --cycle ID\n',
@@ -327,26 +370,18 @@ describe('compplan export', () => {
   });
 
   it('fails with a connection error naming the base URL when nothing listens there', async () => {
-    const result = await runCli(
-      ['export', 'merit-cycles', '--base-url', 'http://127.0.0.1:9', '--key', key],
-      {
-        timeoutMs: 60_000,
-      },
-    );
+    const result = await unreachable.toStdout;
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('(is http://127.0.0.1:9 the right --base-url?)');
+    expect(result.stderr).toContain(`(is ${UNREACHABLE} the right --base-url?)`);
   }, 60_000);
 
   it('an export that fails before its first page leaves no file and no state, and the corrected command then runs without --resume', async () => {
-    const file = join(dir, 'unreached.csv');
+    const file = unreachableFile();
     const state = `${file}.export-state.json`;
-    const args = ['export', 'employees', '--cycle', SDK_CYCLE.big, '-o', file];
-    const unreachable = await runCli([...args, '--base-url', 'http://127.0.0.1:9', '--key', key], {
-      timeoutMs: 60_000,
-    });
-    expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toContain('(is http://127.0.0.1:9 the right --base-url?)');
-    expect(unreachable.stderr).not.toContain('--resume');
+    const failed = await unreachable.toNewFile;
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain(`(is ${UNREACHABLE} the right --base-url?)`);
+    expect(failed.stderr).not.toContain('--resume');
     expect(existsSync(file)).toBe(false);
     expect(existsSync(state)).toBe(false);
 
@@ -366,14 +401,10 @@ describe('compplan export', () => {
   }, 60_000);
 
   it('--force onto an existing file leaves it untouched when the export fails before its first page', async () => {
-    const file = join(dir, 'kept.csv');
-    writeFileSync(file, 'yesterday,s\r\nexport,\r\n');
-    const result = await runCli(
-      ['export', 'merit-cycles', '-o', file, '--force', '--base-url', 'http://127.0.0.1:9'],
-      { env: { COMPPLAN_API_KEY: key }, timeoutMs: 60_000 },
-    );
+    const file = keptFile();
+    const result = await unreachable.forceOntoFile;
     expect(result.code).toBe(1);
-    expect(readFileSync(file, 'utf8')).toBe('yesterday,s\r\nexport,\r\n');
+    expect(readFileSync(file, 'utf8')).toBe(KEPT);
     expect(existsSync(`${file}.export-state.json`)).toBe(false);
   }, 60_000);
 
@@ -405,7 +436,8 @@ describe('compplan export', () => {
     let slow: TestServer;
     let slowKey: string;
     beforeAll(async () => {
-      // 10 requests a second, pages of 10: 25 pages take about 2.5 seconds.
+      // 10 requests a second, pages of 25: the 10 pages take about a second, of which the
+      // run below is interrupted after 2 or 3.
       slow = await startTestServer({ dataSets: [sdkDataSet(EMPLOYEES)], rateLimitPerSecond: 10 });
       slowKey = await slow.createKey(SDK_ORG);
     });
@@ -423,7 +455,7 @@ describe('compplan export', () => {
         SDK_CYCLE.big,
         '--no-bulk',
         '--page-size',
-        '10',
+        '25',
         '-o',
         file,
         '--base-url',

@@ -3,7 +3,7 @@
 // Every process started here is tracked by PID and stopped by its owner: SIGTERM first,
 // SIGKILL only when it has not exited a few seconds later.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,6 +106,20 @@ export async function runCli(
     );
   }
   return { code, signal, stdout, stderr };
+}
+
+/**
+ * runCli, begun now and awaited later: a command that only waits (out a client's retries,
+ * say) is started in beforeAll and waits while the other tests run. A failure before it is
+ * awaited is not an unhandled rejection; awaiting it still throws.
+ */
+export function runCliMeanwhile(
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<CliResult> {
+  const result = runCli(args, options);
+  result.catch(() => {});
+  return result;
 }
 
 export interface CliServer {
@@ -212,6 +226,20 @@ export function tempDatabase(): TempDatabase {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A new temporary database whose SQLite file is a copy of `from`'s, which no process may
+ * have open: tests that each need the same fresh data load it once and start from a copy,
+ * instead of running an import before every test.
+ */
+export function copyOfDatabase(from: TempDatabase): TempDatabase {
+  const copy = tempDatabase();
+  for (const suffix of ['', '-wal']) {
+    if (existsSync(`${from.path}${suffix}`))
+      copyFileSync(`${from.path}${suffix}`, `${copy.path}${suffix}`);
+  }
+  return copy;
 }
 
 /** The audit log of a SQLite database, every entry, oldest first. */

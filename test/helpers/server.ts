@@ -65,7 +65,7 @@ export interface TestServerOptions {
   changeRetentionDays?: number;
   /** Runs a webhook dispatcher with this configuration, as `compplan serve` does. */
   webhooks?: WebhookConfig;
-  /** The dispatcher's retry delays and lease (scaledSchedule); the real ones when absent. */
+  /** The dispatcher's retry delays, lease and poll (scaledSchedule); the real ones when absent. */
   webhookSchedule?: WebhookSchedule;
   /** Shorter HTTP server timeouts, for a test to see them act in a second, not 10. */
   timeouts?: Partial<ServerTimeouts>;
@@ -74,14 +74,17 @@ export interface TestServerOptions {
 }
 
 /**
- * The real webhook schedule with every wait multiplied by `scale` (e.g. 0.001: five
+ * The real webhook schedule with every retry delay multiplied by `scale` (e.g. 0.001: five
  * minutes in 300 ms), so that a test sees retries in seconds instead of days. The lease
- * stays at least 1 s: an attempt in flight must keep it.
+ * stays at least 1 s: an attempt in flight must keep it. The poll is the real one unless
+ * `pollMs` is given: a test whose deliveries are recorded outside the server (an import,
+ * as `compplan import` records them) waits for it before each first attempt.
  */
-export function scaledSchedule(scale: number): WebhookSchedule {
+export function scaledSchedule(scale: number, pollMs = WEBHOOK_SCHEDULE.pollMs): WebhookSchedule {
   return {
     retryDelaysMs: WEBHOOK_SCHEDULE.retryDelaysMs.map((delay) => Math.round(delay * scale)),
     leaseMs: Math.max(1_000, Math.round(WEBHOOK_SCHEDULE.leaseMs * scale)),
+    pollMs,
   };
 }
 

@@ -4,7 +4,7 @@
 // `webhooks`. Nothing is sent anywhere but to loopback.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { webhookPayloadViolations } from './openapi-contract.js';
 
@@ -34,6 +34,12 @@ export interface WebhookReceiver {
   otherwise: Answer;
   /** Resolves once `count` requests have arrived (fails after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
+  /**
+   * Resolves once no connection to the receiver is open. After every sender has gone,
+   * everything they sent has been received: a request is read to its end before the
+   * connection that carried it closes.
+   */
+  settled(timeoutMs?: number): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
 }
 
@@ -43,6 +49,8 @@ export async function startWebhookReceiver(
 ): Promise<WebhookReceiver> {
   const held: ServerResponse[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
+  const connections = new Set<Socket>();
+  const onIdle: (() => void)[] = [];
   const receiver: WebhookReceiver = {
     url: '',
     port: 0,
@@ -68,6 +76,20 @@ export async function startWebhookReceiver(
             clearTimeout(timer);
             resolve(receiver.received);
           },
+        });
+      });
+    },
+    settled(timeoutMs = 15_000) {
+      if (connections.size === 0) return Promise.resolve(receiver.received);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`${connections.size} connections still open after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        onIdle.push(() => {
+          clearTimeout(timer);
+          resolve(receiver.received);
         });
       });
     },
@@ -111,6 +133,13 @@ export async function startWebhookReceiver(
           waiter.resolve();
         }
       }
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => {
+      connections.delete(socket);
+      if (connections.size === 0) for (const idle of onIdle.splice(0)) idle();
     });
   });
   server.listen(0, host);

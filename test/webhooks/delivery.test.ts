@@ -1,7 +1,9 @@
 // Delivery by the dispatcher of a server started as `compplan serve` starts it (buildApp
 // with deliverWebhooks), over the real database, to real receivers on loopback that
 // verify every signature with the standardwebhooks library. The dispatcher is given the
-// retry schedule scaled down (scaledSchedule), so five minutes take a fraction of a second.
+// retry schedule scaled down (scaledSchedule), so five minutes take a fraction of a second,
+// and looks for work every 50 ms instead of every second: the imports here are loaded as
+// `compplan import` loads them, beside the server, which finds their events by polling.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CHANGE_RETENTION_DAYS, type WebhookConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
@@ -17,7 +19,8 @@ const ORG = 'hooked';
 const CYCLE_A = 'mc_30000000-0000-4000-8000-00000000000a';
 const CYCLE_B = 'mc_30000000-0000-4000-8000-00000000000b';
 const LOOPBACK: WebhookConfig = { allowPrivateNetworks: ['127.0.0.0/8'] };
-const FAST = scaledSchedule(0.001);
+const POLL_MS = 50;
+const FAST = scaledSchedule(0.001, POLL_MS);
 
 function employee(n: number, title = 'Engineer') {
   return {
@@ -248,10 +251,10 @@ describe('webhook delivery after imports', () => {
 
 describe('retries until the schedule ends', () => {
   it('after the last retry fails the endpoint is marked failing; a later success marks it active again', async () => {
-    // 1/100,000 of the real schedule: the twelve attempts of ~68 hours in ~2.5 s.
+    // A millionth of the real schedule: the twelve attempts of ~68 hours in ~0.25 s.
     const server = await startTestServer({
       webhooks: LOOPBACK,
-      webhookSchedule: scaledSchedule(0.00001),
+      webhookSchedule: scaledSchedule(0.000001, POLL_MS),
       dataSets: [dataSet()],
     });
     const receiver = await startWebhookReceiver();
