@@ -138,7 +138,7 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
   /** 8. tag, its second half: a 304 gives its request back to the key's quota. */
   async function giveBackQuota(request: FastifyRequest): Promise<void> {
     if (!request.apiKey) return;
-    request.quota = (await app.rateLimits.refundKeyQuota(request.apiKey.id)) ?? request.quota;
+    request.quota = await app.rateLimits.refundKeyQuota(request.apiKey.id);
   }
 
   /** 9. label: RateLimit and X-RateLimit-* of the quota as it now stands. */

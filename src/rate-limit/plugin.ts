@@ -24,8 +24,11 @@ export type Quota = WindowCount;
 export interface RateLimits {
   /** Takes one request from the key's quota. */
   takeKeyQuota(keyId: string): Promise<Quota>;
-  /** Gives back the request takeKeyQuota took; the quota as it now stands, if its window runs. */
-  refundKeyQuota(keyId: string): Promise<Quota | undefined>;
+  /**
+   * Gives back the request takeKeyQuota took; the quota as it now stands (the whole of it
+   * when the window the request was counted in has ended meanwhile).
+   */
+  refundKeyQuota(keyId: string): Promise<Quota>;
   /**
    * Counts a failed authentication from a client address. Returns the seconds until it
    * may try again when it is over its limit, else null.

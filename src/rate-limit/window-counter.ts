@@ -36,10 +36,13 @@ export class WindowCounter {
   private readonly local: RateLimiterMemory;
   private readonly shared: RateLimiterRedis | undefined;
 
+  private readonly points: number;
+
   constructor(
     limit: WindowLimit,
     private readonly link: RedisLink | undefined,
   ) {
+    this.points = limit.points;
     const options = {
       points: limit.points,
       duration: limit.windowMs / 1000,
@@ -59,10 +62,11 @@ export class WindowCounter {
 
   /**
    * Gives back one request counted in the window still running (an answer that does not
-   * count: a 304 Not Modified). A window that has ended has nothing to give back.
+   * count: a 304 Not Modified), and says how the count now stands. When that window has
+   * ended, there is nothing to give back and nothing counted: the whole limit is left.
    */
-  giveBack(name: string): Promise<WindowCount | undefined> {
-    return this.inStore((limiter) => giveBack(limiter, name));
+  giveBack(name: string): Promise<WindowCount> {
+    return this.inStore((limiter) => giveBack(limiter, name, this.points));
   }
 
   // Redis while it is usable; a command that fails marks it down and counts here instead.
@@ -93,8 +97,15 @@ async function consume(limiter: RateLimiterAbstract, name: string): Promise<Wind
   }
 }
 
-async function giveBack(limiter: RateLimiterAbstract, name: string) {
+async function giveBack(
+  limiter: RateLimiterAbstract,
+  name: string,
+  points: number,
+): Promise<WindowCount> {
   const counted = await limiter.get(name);
-  if (!counted || counted.consumedPoints <= 0 || counted.msBeforeNext <= 0) return undefined;
+  if (!counted || counted.msBeforeNext <= 0) {
+    return { exceeded: false, remaining: points, resetsInMs: 0 };
+  }
+  if (counted.consumedPoints <= 0) return toCount(counted, false);
   return toCount(await limiter.reward(name, 1), false);
 }
