@@ -103,9 +103,13 @@ async function giveBack(
   points: number,
 ): Promise<WindowCount> {
   const counted = await limiter.get(name);
-  if (!counted || counted.msBeforeNext <= 0) {
-    return { exceeded: false, remaining: points, resetsInMs: 0 };
+  if (counted && counted.msBeforeNext > 0 && counted.consumedPoints > 0) {
+    return toCount(await limiter.reward(name, 1), false);
   }
-  if (counted.consumedPoints <= 0) return toCount(counted, false);
-  return toCount(await limiter.reward(name, 1), false);
+  // Nothing counted in a window that runs: the whole limit is left.
+  return {
+    exceeded: false,
+    remaining: points,
+    resetsInMs: Math.max(0, counted?.msBeforeNext ?? 0),
+  };
 }
