@@ -144,6 +144,8 @@ describe('Settings → Audit log', () => {
     const badCursor = await owner.get(`${PAGE}?after=2026-13-01T00:00:00.000Z~5`);
     expect(badCursor.status).toBe(422);
     expect(textOf(badCursor.body)).toContain('The page link is not valid: start again');
+    // The refusal is the page's answer: it does not also claim the log is empty.
+    expect(textOf(badCursor.body)).not.toContain('No entries yet');
   });
 
   it('pages 50 entries at a time, newest first, older ones after the cursor, none twice', async () => {

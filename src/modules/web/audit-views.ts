@@ -142,7 +142,7 @@ ${view.error && alert('error', view.error)}
   <h2 id="audit-entries-title">Entries</h2>
   ${
     view.entries.length === 0
-      ? html`<p class="muted">${Object.values(view.query).some((value) => value !== '') ? 'No entries match these filters.' : 'No entries yet.'}</p>`
+      ? emptyNote(view)
       : html`<div class="table-wrap"><table class="audit-list stacked">
   <thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Details</th><th scope="col">From</th></tr></thead>
   <tbody>
@@ -153,6 +153,13 @@ ${rows}
   ${pages}
 </section>`,
   );
+}
+
+/** Why no entry is listed; nothing when the page was refused (its alert says why). */
+function emptyNote(view: AuditView): SafeHtml | string {
+  if (view.error) return '';
+  const filtered = Object.values(view.query).some((value) => value !== '');
+  return html`<p class="muted">${filtered ? 'No entries match these filters.' : 'No entries yet.'}</p>`;
 }
 
 // Each cell's content is one .value, so that on a phone (the key list's layout: the
