@@ -44,6 +44,7 @@ await build({
     main: 'dist/cli/main.js',
     'intake-worker': 'dist/import/intake-worker.js',
     'csv-worker': 'dist/modules/bulk/csv-worker.js',
+    'writer-thread': 'dist/audit/writer-thread.js',
   },
   outdir: OUT,
   bundle: true,

@@ -58,6 +58,11 @@ export interface AppOptions {
   timeouts?: Partial<ServerTimeouts>;
   /** Purges audit log entries past AUDIT_RETENTION_DAYS every hour: `compplan serve` does. */
   purgeAuditLog?: boolean;
+  /**
+   * Writes the audit log's request entries in a thread of their own, with its own
+   * connection (src/audit/writer-thread.ts): `compplan serve` does.
+   */
+  auditWriterThread?: boolean;
   /** Test only: how many audit entries are kept while the database refuses them. */
   auditBufferLimit?: number;
 }
@@ -184,6 +189,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.monotonic && { monotonic: options.monotonic }),
   });
   await app.register(audit, {
+    writerThread: options.auditWriterThread === true ? config.database : undefined,
     retentionDays: config.auditRetentionDays,
     purge: options.purgeAuditLog === true,
     offForBenchmark: config.auditLogOffForBenchmark,

@@ -64,6 +64,7 @@ export async function startServer(
     logger,
     deliverWebhooks: true,
     purgeAuditLog: true,
+    auditWriterThread: true,
   });
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {

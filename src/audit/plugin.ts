@@ -5,10 +5,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
-import { DEFAULT_AUDIT_RETENTION_DAYS } from '../config.js';
+import { type DatabaseConfig, DEFAULT_AUDIT_RETENTION_DAYS } from '../config.js';
 import { routeConfigOf } from '../http/route-config.js';
 import { purgeAuditEntries } from './repository.js';
 import { AuditWriter } from './writer.js';
+import { AuditWriterThread, writeDirectly } from './writer-thread.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,6 +29,13 @@ export interface AuditLog {
 }
 
 export interface AuditOptions {
+  /**
+   * Writes request entries to this SQLite database in a thread with its own connection
+   * (writer-thread.ts): `compplan serve` does. Undefined, or PostgreSQL: on the event
+   * loop's thread, as the tests' in-process servers do (a thread started from the
+   * TypeScript sources loads them again, most of a second per server).
+   */
+  writerThread?: DatabaseConfig | undefined;
   retentionDays?: number | undefined;
   /** Purges old entries periodically (`compplan serve`; tests purge by hand). */
   purge?: boolean;
@@ -59,8 +67,16 @@ export default fp<AuditOptions>(
       registers: [registry],
     });
     let loggedDrops = false;
+    const off = options.offForBenchmark === true;
+    // SQLite only (writer-thread.ts), and not in memory: such a database is one
+    // connection's own, written where it is.
+    const config = options.writerThread;
+    const thread =
+      config?.dialect === 'sqlite' && config.path !== ':memory:' && !off
+        ? new AuditWriterThread(config)
+        : undefined;
     const writer = new AuditWriter(
-      app.database,
+      thread?.write ?? writeDirectly(app.database),
       {
         written: (count) => written.inc(count),
         dropped: (count, reason) => {
@@ -95,7 +111,6 @@ export default fp<AuditOptions>(
       },
     });
     app.decorateRequest('employeesServed', 0);
-    const off = options.offForBenchmark === true;
     app.decorate<AuditLog>('audit', {
       recordRequest(request, reply) {
         const key = request.apiKey;
@@ -127,7 +142,10 @@ export default fp<AuditOptions>(
     });
     // onClose runs once the requests in flight have been answered, and (hooks of plugins
     // registered later run first) before the database plugin's closes the database.
-    app.addHook('onClose', () => writer.close());
+    app.addHook('onClose', async () => {
+      await writer.close();
+      await thread?.close();
+    });
 
     if (options.purge) {
       const retentionMs = (options.retentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS) * DAY_MS;

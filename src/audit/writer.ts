@@ -7,9 +7,9 @@
 // SQLite's lock), the entries stay in memory and are tried again every second, up to
 // MAX_BUFFERED; entries past that bound are dropped, counted (a metric) and logged, so that
 // an outage costs entries, never memory without bound nor the API's answers.
-import type { DatabaseHandle } from '../db/connect.js';
 import type { RequestEntry } from './entry.js';
-import { ENTRIES_PER_STATEMENT, insertRequestEntries } from './repository.js';
+import { ENTRIES_PER_STATEMENT } from './repository.js';
+import type { WriteEntries } from './writer-thread.js';
 
 /** The longest an entry waits in memory while the database takes writes. */
 export const FLUSH_EVERY_MS = 1_000;
@@ -37,7 +37,8 @@ export class AuditWriter {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly database: DatabaseHandle,
+    /** Its writer thread's, or straight to the database (writer-thread.ts). */
+    private readonly write: WriteEntries,
     private readonly events: WriterEvents,
     /** MAX_BUFFERED; tests set a small bound to reach it. */
     private readonly maxBuffered = MAX_BUFFERED,
@@ -74,7 +75,7 @@ export class AuditWriter {
     const batch = this.pending.slice(0, ENTRIES_PER_FLUSH);
     this.pending = this.pending.slice(batch.length);
     try {
-      await insertRequestEntries(this.database, batch, this.closing);
+      await this.write(batch, this.closing);
       this.events.written(batch.length);
       if (this.failing) this.events.recovered();
       this.failing = false;

@@ -9,6 +9,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
+import { testDialect } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { auditEntriesOf, requestsOf } from './helpers.js';
 
@@ -36,12 +37,24 @@ async function holdAuditTable(server: TestServer): Promise<() => Promise<void>> 
   };
 }
 
-describe('audit log: a database that refuses its writes', () => {
+// Written on the event loop's thread (the tests' in-process servers, and PostgreSQL), and
+// on SQLite in the writer thread of `compplan serve`, whose refusals come back to the same
+// writer.
+describe.each([
+  { where: 'on the event loop', auditWriterThread: false },
+  ...(testDialect() === 'sqlite'
+    ? [{ where: 'in its writer thread', auditWriterThread: true }]
+    : []),
+])('audit log: a database that refuses its writes, written $where', ({ auditWriterThread }) => {
   let server: TestServer;
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ dataSets: [acmeDataSet()], auditBufferLimit: BOUND });
+    server = await startTestServer({
+      dataSets: [acmeDataSet()],
+      auditBufferLimit: BOUND,
+      auditWriterThread,
+    });
     key = await server.createKey(ACME, 'reader');
   });
   afterAll(async () => {

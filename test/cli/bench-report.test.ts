@@ -193,10 +193,12 @@ describe('npm run bench -- --report', () => {
     expect(await render(results([sqlite([ping])], [1, 0.5, 0.2]))).not.toContain('busy');
   });
 
-  it("states the audit log's cost on /ping and the walk: the same build with it off, in the same rounds; more than 10 % fewer req/s fails", async () => {
+  it("states the audit log's cost on /ping and the walk, round by round against the same build with it off; more than 10 % fewer req/s fails", async () => {
+    // Rounds of 7 %, 5 % and 20.8 % fewer: 7.0 %, where the medians (9,500 / 12,000)
+    // would say 20.8 %.
     const ping = {
-      ...scenario('ping', [measure(9_000), measure(9_300), measure(9_600)], [measure(12_000)]),
-      auditOff: [measure(9_800), measure(10_000), measure(10_200)],
+      ...scenario('ping', [measure(9_300), measure(13_300), measure(9_500)], [measure(12_000)]),
+      auditOff: [measure(10_000), measure(14_000), measure(12_000)],
     };
     const walk = {
       ...scenario('employees walk', [measure(3_000)], [measure(9_000)]),
@@ -204,7 +206,7 @@ describe('npm run bench -- --report', () => {
     };
     const text = await render(results([sqlite([ping, walk])]));
     expect(text).toContain(
-      "The audit log's cost: the same build and database with the audit log turned off for the measurement only (`BENCH_AUDIT_LOG=off`, a second server measured in the same rounds, the two taking turns to go first); cost: 1 − on / off of the medians.\n\n| Database | Scenario | req/s, audit log on | req/s, audit log off | Cost | Target | Met |\n|---|---|--:|--:|--:|---|---|\n| SQLite | `/ping` | 9,300 | 10,000 | 7.0 % | at most 10 % fewer req/s | yes |\n| SQLite | employees walk: 500 distinct pages (limit=100) in turn | 3,000 | 4,000 | 25.0 % | at most 10 % fewer req/s | **no** |\n",
+      "The audit log's cost: the same build and database with the audit log turned off for the measurement only (`BENCH_AUDIT_LOG=off`, a second server measured in the same rounds, the two taking turns to go first); req/s: medians of the rounds; cost: the median of the rounds' 1 − on / off.\n\n| Database | Scenario | req/s, audit log on | req/s, audit log off | Cost | Target | Met |\n|---|---|--:|--:|--:|---|---|\n| SQLite | `/ping` | 9,500 | 12,000 | 7.0 % | at most 10 % fewer req/s | yes |\n| SQLite | employees walk: 500 distinct pages (limit=100) in turn | 3,000 | 4,000 | 25.0 % | at most 10 % fewer req/s | **no** |\n",
     );
   });
 });

@@ -71,6 +71,8 @@ export interface TestServerOptions {
   timeouts?: Partial<ServerTimeouts>;
   /** How many audit log entries the server keeps while the database refuses them. */
   auditBufferLimit?: number;
+  /** The audit log's writes in their thread, as `compplan serve` has them. */
+  auditWriterThread?: boolean;
 }
 
 /**
@@ -137,6 +139,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.webhookSchedule && { webhookSchedule: options.webhookSchedule }),
     ...(options.timeouts && { timeouts: options.timeouts }),
     ...(options.auditBufferLimit !== undefined && { auditBufferLimit: options.auditBufferLimit }),
+    ...(options.auditWriterThread && { auditWriterThread: true }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -9,8 +9,9 @@
 // A chunk's texts are handed to the thread (transferred, not copied) and its CSV bytes
 // handed back the same way.
 import { availableParallelism } from 'node:os';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { employeeRowWriter } from '../../export/csv.js';
+import { answerCalls, startModuleThread, ThreadCalls } from '../../threads/module-thread.js';
 import { removeColumns } from '../employees/hidden-columns.js';
 import type { Employee } from '../employees/schema.js';
 
@@ -34,8 +35,8 @@ export interface CsvChunk {
   hidden: readonly string[];
 }
 
-type Job = Omit<CsvChunk, 'texts'> & { id: number; texts: Uint8Array<ArrayBuffer> };
-type Answer = { id: number; csv: Uint8Array<ArrayBuffer> } | { id: number; error: string };
+type Job = Omit<CsvChunk, 'texts'> & { texts: Uint8Array<ArrayBuffer> };
+type Answer = Uint8Array<ArrayBuffer>;
 
 /**
  * The CSV rows of a chunk of stored employee texts: each employee without the hidden
@@ -60,16 +61,9 @@ export function csvOfTexts({ texts, separator, header, hidden }: CsvChunk): Buff
   return Buffer.concat(blocks);
 }
 
-interface Thread {
-  worker: Worker;
-  /** The chunks it was given and has not answered, by id. */
-  pending: Map<number, { resolve: (csv: Buffer) => void; reject: (error: Error) => void }>;
-}
-
 /** The worker threads that make the CSV of bulk downloads. */
 export class CsvWorkers {
-  private threads: Thread[] = [];
-  private nextId = 0;
+  private threads: ThreadCalls<Job, Answer>[] = [];
   private closed = false;
 
   constructor(private readonly size = THREADS) {}
@@ -79,16 +73,16 @@ export class CsvWorkers {
    * over: the caller must not read them again. Rejects if the conversion fails, or its
    * thread does (a new one takes the next chunk).
    */
-  convert(chunk: CsvChunk): Promise<Buffer> {
-    if (this.closed) return Promise.reject(new Error('the CSV worker threads are closed'));
-    const thread = this.threadForNext();
-    const id = this.nextId++;
+  async convert(chunk: CsvChunk): Promise<Buffer> {
+    if (this.closed) throw new Error('the CSV worker threads are closed');
     const texts = ownBytes(chunk.texts);
-    const job: Job = { ...chunk, id, texts };
-    return new Promise<Buffer>((resolve, reject) => {
-      thread.pending.set(id, { resolve, reject });
-      thread.worker.postMessage(job, [texts.buffer]);
-    });
+    let csv: Answer;
+    try {
+      csv = await this.threadForNext().call({ ...chunk, texts }, [texts.buffer]);
+    } catch (error) {
+      throw new Error(`the CSV conversion failed: ${(error as Error).message}`);
+    }
+    return Buffer.from(csv.buffer, csv.byteOffset, csv.byteLength);
   }
 
   /** Ends the threads (the app closes); a conversion still running is rejected. */
@@ -98,56 +92,29 @@ export class CsvWorkers {
   }
 
   /** An idle thread; else a new one while there are fewer than `size`; else the least busy. */
-  private threadForNext(): Thread {
-    const idle = this.threads.find((thread) => thread.pending.size === 0);
+  private threadForNext(): ThreadCalls<Job, Answer> {
+    const idle = this.threads.find((thread) => thread.waiting === 0);
     if (idle) return idle;
     if (this.threads.length < this.size) {
       const thread = this.start();
       this.threads.push(thread);
       return thread;
     }
-    return this.threads.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+    return this.threads.reduce((a, b) => (b.waiting < a.waiting ? b : a));
   }
 
-  private start(): Thread {
-    const worker = startWorker();
+  private start(): ThreadCalls<Job, Answer> {
+    const worker = startModuleThread(import.meta.url, 'csv-worker.js', {
+      workerData: { mark: MARK },
+    });
     // An idle thread does not keep the process alive; a download in progress does.
     worker.unref();
-    const thread: Thread = { worker, pending: new Map() };
-    const fail = (error: Error) => {
+    const thread: ThreadCalls<Job, Answer> = new ThreadCalls(worker, 'a CSV worker thread', () => {
       this.threads = this.threads.filter((other) => other !== thread);
-      for (const { reject } of thread.pending.values()) reject(error);
-      thread.pending.clear();
-      worker.removeAllListeners();
       void worker.terminate();
-    };
-    worker.on('message', (answer: Answer) => {
-      const job = thread.pending.get(answer.id);
-      thread.pending.delete(answer.id);
-      if ('csv' in answer) {
-        job?.resolve(Buffer.from(answer.csv.buffer, answer.csv.byteOffset, answer.csv.byteLength));
-      } else job?.reject(new Error(`the CSV conversion failed: ${answer.error}`));
     });
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`a CSV worker thread stopped (exit code ${code})`)));
     return thread;
   }
-}
-
-/**
- * A thread running this module. Built, that is csv-worker.js next to the module that
- * starts it: this one's compiled file, or the bundle's entry of that name beside its
- * chunks (scripts/bundle-cli.js). From the TypeScript sources (as the tests run it, from
- * the project's folder), the thread first registers tsx's loader, which it does not
- * inherit from its parent (Node 20 runs module hooks per thread).
- */
-function startWorker(): Worker {
-  const options = { workerData: { mark: MARK } };
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./csv-worker.js', import.meta.url), options);
-  }
-  const source = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); })`;
-  return new Worker(source, { ...options, eval: true });
 }
 
 /**
@@ -161,20 +128,14 @@ function ownBytes(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
     : new Uint8Array(bytes);
 }
 
-/** The thread's side: each chunk's CSV bytes, or why there are none. */
-function convertChunks(port: NonNullable<typeof parentPort>) {
-  port.on('message', (job: Job) => {
-    let answer: Answer;
-    try {
-      const texts = Buffer.from(job.texts.buffer, job.texts.byteOffset, job.texts.byteLength);
-      answer = { id: job.id, csv: ownBytes(csvOfTexts({ ...job, texts })) };
-    } catch (error) {
-      answer = { id: job.id, error: String(error) };
-    }
-    port.postMessage(answer, 'csv' in answer ? [answer.csv.buffer] : []);
-  });
-}
-
 if (!isMainThread && parentPort && (workerData as { mark?: string } | undefined)?.mark === MARK) {
-  convertChunks(parentPort);
+  // The thread's side: each chunk's CSV bytes, handed back.
+  answerCalls<Job, Answer>(
+    parentPort,
+    (job) => {
+      const texts = Buffer.from(job.texts.buffer, job.texts.byteOffset, job.texts.byteLength);
+      return ownBytes(csvOfTexts({ ...job, texts }));
+    },
+    { transferOf: (csv) => [csv.buffer] },
+  );
 }
