@@ -44,7 +44,8 @@ function sqliteInsertText(rows: number): string {
  * The rows of SQLite's statements, largest first: a batch is cut into statements of these
  * sizes, so that its connection keeps four prepared inserts rather than one for every
  * size a batch happens to have. Prepared, an insert of hundreds of rows is hundreds of KB,
- * and the statement cache kept up to 200 of them: 40 MB of a loaded server's memory.
+ * and the statement cache kept up to 200 of them: a loaded server peaked 45–80 MB higher
+ * (docs/benchmarks.md).
  */
 const SQLITE_INSERTS = [ENTRIES_PER_STATEMENT, 100, 10, 1].map(
   (rows) => [rows, sqliteInsertText(rows)] as const,
