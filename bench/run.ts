@@ -29,10 +29,11 @@
 // 5. wrk -t1 -c32 per scenario: compplan after --warm-up seconds of unmeasured load, then
 //    --rounds rounds of --seconds seconds, compplan and the ceiling alternated. Any answer
 //    that is not 2xx fails the scenario.
-//    For `/ping` and the walk, a second `compplan serve` of the same build on the same
-//    database with the audit log turned off for the measurement only (BENCH_AUDIT_LOG=off)
-//    is measured in the same rounds, the two taking turns to go first: the audit log's
-//    cost (docs/benchmarks.md).
+//    For `/ping` and the walk, the audit log's cost (docs/benchmarks.md): compplan and a
+//    second `compplan serve` of the same build on the same database with the audit log
+//    turned off for the measurement only (BENCH_AUDIT_LOG=off), after the scenario's
+//    rounds, in 4 × --rounds pairs of short rounds (2 s, at most --seconds), one after the
+//    other, the two taking turns to go first.
 // 6. compplan's peak RSS (VmHWM of /proc/PID/status) after the scenarios.
 // 7. Full reads of the deep cycle, one client reading every page, through REST (every
 //    nextCursor) and through the OData feed (every @odata.nextLink), --rounds each,
@@ -65,6 +66,7 @@ import {
   type Results,
   renderReport,
   type ScenarioName,
+  type ScenarioResult,
   writeReport,
 } from './report.js';
 import { requireWrk, runWrk, type WrkRun } from './wrk.js';
@@ -102,6 +104,10 @@ if (args.help) {
 const SECONDS = wholeNumberFlag('seconds', args.seconds, 1);
 const ROUNDS = wholeNumberFlag('rounds', args.rounds, 1);
 const WARM_UP = wholeNumberFlag('warm-up', args['warm-up'], 0);
+// The audit log's pairs of rounds: short, so that the two rounds of a pair share the
+// machine's pace, which drifts by up to a third over tens of seconds (docs/benchmarks.md).
+const AUDIT_PAIRS = 4 * ROUNDS;
+const AUDIT_SECONDS = Math.min(2, SECONDS);
 const BULK_EMPLOYEES = wholeNumberFlag('bulk-employees', args['bulk-employees'], 1);
 const DATABASES =
   args.only === undefined
@@ -379,8 +385,12 @@ async function benchDatabase(
       ];
       return { ...common, url: `${url}${path}`, script: 'key.lua', scriptArgs: [] };
     };
-    const measure = async (scenario: ScenarioName, url: string): Promise<Measure> => {
-      const result = await runWrk(runOf(scenario, url, SECONDS));
+    const measure = async (
+      scenario: ScenarioName,
+      url: string,
+      seconds = SECONDS,
+    ): Promise<Measure> => {
+      const result = await runWrk(runOf(scenario, url, seconds));
       return {
         rps: result.rps,
         p99Ms: result.p99Ms,
@@ -399,26 +409,31 @@ async function benchDatabase(
       const audited = AUDIT_SCENARIOS.includes(scenario);
       if (WARM_UP > 0) await runWrk(runOf(scenario, base, WARM_UP));
       if (WARM_UP > 0 && audited) await runWrk(runOf(scenario, auditOffBase, WARM_UP));
-      const result = {
-        scenario,
-        compplan: [] as Measure[],
-        ceiling: [] as Measure[],
-        ...(audited ? { auditOff: [] as Measure[] } : {}),
-      };
+      const result: ScenarioResult = { scenario, compplan: [], ceiling: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        // The audit log on and off take turns going first: in an A/B run of two identical
-        // servers, the one measured first in each round was 4.8 % faster.
-        if (result.auditOff && round % 2 === 1) {
-          result.auditOff.push(await measure(scenario, auditOffBase));
-          result.compplan.push(await measure(scenario, base));
-        } else {
-          result.compplan.push(await measure(scenario, base));
-          result.auditOff?.push(await measure(scenario, auditOffBase));
-        }
+        result.compplan.push(await measure(scenario, base));
         result.ceiling.push(await measure(scenario, ceilingBase));
         const last = (measures: Measure[]) => measures.at(-1)?.rps.toFixed(0);
         log(
           `${database} ${scenario}, round ${round + 1}: compplan ${last(result.compplan)} req/s, ceiling ${last(result.ceiling)} req/s`,
+        );
+      }
+      if (audited) {
+        const audit = { on: [] as Measure[], off: [] as Measure[] };
+        for (let pair = 0; pair < AUDIT_PAIRS; pair++) {
+          // Taking turns to go first: in an A/B run of two identical servers, the one
+          // measured first in each round was 4.8 % faster.
+          const turns = pair % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
+          for (const turn of turns) {
+            audit[turn].push(
+              await measure(scenario, turn === 'on' ? base : auditOffBase, AUDIT_SECONDS),
+            );
+          }
+        }
+        result.audit = audit;
+        const rps = (measures: Measure[]) => measures.map((m) => m.rps.toFixed(0)).join(', ');
+        log(
+          `${database} ${scenario}, audit log on: ${rps(audit.on)} req/s; off: ${rps(audit.off)} req/s`,
         );
       }
       scenarios.push(result);
@@ -525,7 +540,14 @@ async function main() {
       node: process.version,
     },
     load: { before, after: loadavg() },
-    method: { seconds: SECONDS, rounds: ROUNDS, warmUp: WARM_UP, connections: CONNECTIONS },
+    method: {
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      warmUp: WARM_UP,
+      connections: CONNECTIONS,
+      auditPairs: AUDIT_PAIRS,
+      auditSeconds: AUDIT_SECONDS,
+    },
     databases,
   };
   const saved = join(tmpdir(), 'compplan-bench-results.json');

@@ -37,9 +37,9 @@ const OUT = 'dist/cli-bundle';
 // Chunks are named by their content: the last build's would otherwise stay beside them.
 rmSync(OUT, { recursive: true, force: true });
 await build({
-  // The import's and the bulk download's worker threads are started by file name, next to
-  // the module that starts them (src/import/intake-worker.ts,
-  // src/modules/bulk/csv-worker.ts): here, next to every chunk.
+  // The worker threads (the import's, the bulk download's, the audit log's writer) are
+  // started by file name, next to the module that starts them (src/import/intake-worker.ts,
+  // src/threads/module-thread.ts): here, next to every chunk.
   entryPoints: {
     main: 'dist/cli/main.js',
     'intake-worker': 'dist/import/intake-worker.js',

@@ -1,6 +1,7 @@
 // The audit log in the server (docs/security.md, "Audit log"): the pipeline's audit step
 // hands each answered request with a valid key to `app.audit.recordRequest`, which keeps
-// its entry for this instance's writer (writer.ts); the writer is flushed before the
+// its entry for this instance's writer (writer.ts), which `compplan serve` on SQLite has
+// write in a thread of its own (writer-thread.ts); the writer is flushed before the
 // database closes (SIGTERM), and `compplan serve` purges entries past AUDIT_RETENTION_DAYS.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
