@@ -2,7 +2,7 @@
 // log"). A batch of a thousand request entries is a statement of 13,000 values and a
 // thousand rows in the log's indexes, and better-sqlite3 writes on the thread that calls
 // it: on the event loop's, every request of the instance waited for it, milliseconds at a
-// time, and /ping lost 13–15 % of its throughput to the log (6–7 % with the thread,
+// time, and /ping lost about 14 % of its throughput to the log (5–7 % with the thread,
 // docs/benchmarks.md). Here the thread has a connection of its own, and the event loop
 // only hands it the entries. PostgreSQL's writes already leave the event loop
 // (node-postgres only encodes the values there), and a thread measured no gain for them.
