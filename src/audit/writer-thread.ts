@@ -15,9 +15,7 @@ import { type DatabaseHandle, openDatabase } from '../db/connect.js';
 import { answerCalls, startModuleThread, ThreadCalls } from '../threads/module-thread.js';
 import type { RequestEntry } from './entry.js';
 import { insertRequestEntries } from './repository.js';
-
-/** Writes a batch of request entries; `wait`: for another writer's lock, as at shutdown. */
-export type WriteEntries = (entries: readonly RequestEntry[], wait: boolean) => Promise<void>;
+import type { WriteEntries } from './writer.js';
 
 type SqliteConfig = Extract<DatabaseConfig, { dialect: 'sqlite' }>;
 type Job = { entries: readonly RequestEntry[]; wait: boolean } | 'close';

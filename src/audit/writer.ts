@@ -9,7 +9,6 @@
 // an outage costs entries, never memory without bound nor the API's answers.
 import type { RequestEntry } from './entry.js';
 import { ENTRIES_PER_STATEMENT } from './repository.js';
-import type { WriteEntries } from './writer-thread.js';
 
 /** The longest an entry waits in memory while the database takes writes. */
 export const FLUSH_EVERY_MS = 1_000;
@@ -18,6 +17,12 @@ export const MAX_BUFFERED = 100_000;
 // One transaction writes at most this many: a long backlog goes in several rounds, each
 // holding SQLite's writer (and so the API's reads of this process) briefly.
 const ENTRIES_PER_FLUSH = 10 * ENTRIES_PER_STATEMENT;
+
+/**
+ * Writes a batch of request entries; `wait`: for another writer's lock, as at shutdown.
+ * In `compplan serve`'s thread on SQLite, else on the event loop (writer-thread.ts).
+ */
+export type WriteEntries = (entries: readonly RequestEntry[], wait: boolean) => Promise<void>;
 
 export interface WriterEvents {
   written(count: number): void;
