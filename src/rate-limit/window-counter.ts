@@ -36,13 +36,10 @@ export class WindowCounter {
   private readonly local: RateLimiterMemory;
   private readonly shared: RateLimiterRedis | undefined;
 
-  private readonly points: number;
-
   constructor(
-    limit: WindowLimit,
+    private readonly limit: WindowLimit,
     private readonly link: RedisLink | undefined,
   ) {
-    this.points = limit.points;
     const options = {
       points: limit.points,
       duration: limit.windowMs / 1000,
@@ -66,7 +63,7 @@ export class WindowCounter {
    * ended, there is nothing to give back and nothing counted: the whole limit is left.
    */
   giveBack(name: string): Promise<WindowCount> {
-    return this.inStore((limiter) => giveBack(limiter, name, this.points));
+    return this.inStore((limiter) => giveBack(limiter, name, this.limit.points));
   }
 
   // Redis while it is usable; a command that fails marks it down and counts here instead.
