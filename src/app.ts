@@ -15,7 +15,6 @@ import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { homeRoutes } from './modules/home/routes.js';
-import { webRoutes } from './modules/web/routes.js';
 import { odataRoutes } from './odata/routes.js';
 import authentication from './plugins/authentication.js';
 import cursors from './plugins/cursors.js';
@@ -26,6 +25,7 @@ import { methodNotAllowed } from './plugins/method-not-allowed.js';
 import openapi from './plugins/openapi.js';
 import { API_RESPONSE_HEADERS } from './plugins/security-headers.js';
 import rateLimit from './rate-limit/plugin.js';
+import { webRoutes } from './web/routes.js';
 import webhooks from './webhooks/plugin.js';
 import type { WebhookSchedule } from './webhooks/schedule.js';
 

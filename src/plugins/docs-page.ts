@@ -9,14 +9,8 @@
 // web application's, assets.ts), and a bar above the reference that leads back to /app.
 import swaggerUi from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
-import {
-  BRAND_CSS,
-  FONT_STACK,
-  ICON_SVG,
-  MONO_STACK,
-  THEME_VARIABLES,
-} from '../modules/web/assets.js';
-import { brand } from '../modules/web/views.js';
+import { BRAND_CSS, FONT_STACK, ICON_SVG, MONO_STACK, THEME_VARIABLES } from '../web/assets.js';
+import { brand } from '../web/views.js';
 import { DOCS_PREFIX } from './openapi.js';
 
 const BAR = `<a class="docs-home" href="/app" title="The compplan web application">${brand().text}</a>

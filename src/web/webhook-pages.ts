@@ -3,17 +3,17 @@
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { WebhookConfig } from '../../config.js';
-import { EVENT_TYPES } from '../../webhooks/events.js';
-import { findWebhookEndpoint, type WebhookEndpoint } from '../../webhooks/repository.js';
+import type { WebhookConfig } from '../config.js';
+import { keepForOneView, takeOneView } from '../modules/sessions/one-time-view.js';
+import { EVENT_TYPES } from '../webhooks/events.js';
+import { findWebhookEndpoint, type WebhookEndpoint } from '../webhooks/repository.js';
 import {
   addWebhookEndpoint,
   listOrganizationWebhooks,
   removeWebhookEndpoint,
   testWebhookEndpoint,
   WebhookManagementError,
-} from '../../webhooks/service.js';
-import { keepForOneView, takeOneView } from '../sessions/one-time-view.js';
+} from '../webhooks/service.js';
 import { formField, redirect, sendPage } from './http.js';
 import type { PageContext } from './pages/context.js';
 import {

@@ -1,16 +1,12 @@
 // Settings → Data's page: the cycles, the upload form, a check's outcome with the Import
 // form, and an import's summary (pages/data.ts serves it).
 
-import { CSV_MAX_BYTES } from '../../../import/csv.js';
-import type { CycleOverview } from '../../../import/cycle-imports.js';
-import { inMiB } from '../../../import/errors.js';
-import type { ImportSummary } from '../../../import/load.js';
-import { JSON_MAX_BYTES } from '../../../import/source.js';
-import {
-  type StagedUpload,
-  UPLOAD_MAX_BYTES,
-  type UploadProgress,
-} from '../../../import/uploads.js';
+import { CSV_MAX_BYTES } from '../../import/csv.js';
+import type { CycleOverview } from '../../import/cycle-imports.js';
+import { inMiB } from '../../import/errors.js';
+import type { ImportSummary } from '../../import/load.js';
+import { JSON_MAX_BYTES } from '../../import/source.js';
+import { type StagedUpload, UPLOAD_MAX_BYTES, type UploadProgress } from '../../import/uploads.js';
 import { html, type SafeHtml } from '../html.js';
 import {
   alert,

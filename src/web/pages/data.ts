@@ -7,21 +7,21 @@ import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DatabaseHandle } from '../../../db/connect.js';
-import { ManagementError } from '../../../errors.js';
-import { listCycleOverviews } from '../../../import/cycle-imports.js';
-import { ImportError } from '../../../import/errors.js';
-import { type CheckedImport, StaleCheckError } from '../../../import/load.js';
-import { problemsForPeople } from '../../../import/problems-for-people.js';
-import { checkStagedFile, importStagedFile, type StagedFile } from '../../../import/staged-file.js';
+import type { DatabaseHandle } from '../../db/connect.js';
+import { ManagementError } from '../../errors.js';
+import { listCycleOverviews } from '../../import/cycle-imports.js';
+import { ImportError } from '../../import/errors.js';
+import { type CheckedImport, StaleCheckError } from '../../import/load.js';
+import { problemsForPeople } from '../../import/problems-for-people.js';
+import { checkStagedFile, importStagedFile, type StagedFile } from '../../import/staged-file.js';
 import {
   removeFile,
   UPLOAD_MAX_BYTES,
   UploadBusyError,
   type UploadFormat,
   type UploadStaging,
-} from '../../../import/uploads.js';
-import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
+} from '../../import/uploads.js';
+import { keepForOneView, takeOneView } from '../../modules/sessions/one-time-view.js';
 import { formField, redirect, sendPage } from '../http.js';
 import type { Signed } from '../views.js';
 import { type PageContext, routeOf } from './context.js';

@@ -1,8 +1,8 @@
 // Settings → Connections → Webhooks: the organisation's endpoints with their last
 // deliveries, the add form, the signing secret shown once, and removal's confirmation.
-import { EVENT_TYPES } from '../../webhooks/events.js';
-import type { WebhookDelivery, WebhookEndpoint } from '../../webhooks/repository.js';
-import type { ListedWebhookEndpoint } from '../../webhooks/service.js';
+import { EVENT_TYPES } from '../webhooks/events.js';
+import type { WebhookDelivery, WebhookEndpoint } from '../webhooks/repository.js';
+import type { ListedWebhookEndpoint } from '../webhooks/service.js';
 import { html, type SafeHtml } from './html.js';
 import {
   alert,

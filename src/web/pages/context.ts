@@ -1,7 +1,7 @@
 // What a settings page module is given by the web application's routes (routes.ts): the
 // route options that sign in and check a form post, and the signed-in view of a request.
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import type { Actor } from '../../../audit/entry.js';
+import type { Actor } from '../../audit/entry.js';
 import { html } from '../html.js';
 import { sendPage } from '../http.js';
 import { type Signed, settingsLayout } from '../views.js';
