@@ -213,7 +213,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     prefix: '/app',
     webhooks: webhookConfig,
     changeRetentionDays: config.changeRetentionDays,
-    databaseConfig: config.database,
   });
   await app.register(homeRoutes);
   notAllowed.register();

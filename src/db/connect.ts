@@ -56,6 +56,14 @@ export interface DatabaseHandle {
    */
   openReader(): { db: Db; release(): Promise<void> };
   /**
+   * Runs long work that writes (an import, or its check rolled back) where it does not hold
+   * up `db`'s requests: SQLite opens the file again for it, as `compplan import` does in its
+   * own process, and closes that connection after (an in-memory database exists on its one
+   * connection only, so the work gets this handle); PostgreSQL's `longDb` has a pool of its
+   * own already, so the work gets this handle.
+   */
+  withOwnConnection<T>(work: (database: DatabaseHandle) => Promise<T>): Promise<T>;
+  /**
    * Closes every connection: `db`'s and `longDb`'s. Kysely's destroy of `db` alone ends
    * only a pool it has used, and work done on `longDb` alone (a command's import or
    * migrations) would leave PostgreSQL connections open until their idle timeout.
@@ -109,7 +117,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     const db = new Kysely<Database>({
       dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
     });
-    return {
+    const handle: DatabaseHandle = {
       db,
       longDb: db,
       dialect: 'sqlite',
@@ -137,7 +145,17 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
         const readerDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
         return { db: readerDb, release: () => readerDb.destroy() };
       },
+      async withOwnConnection(work) {
+        if (config.path === ':memory:') return work(handle);
+        const own = openDatabase(config);
+        try {
+          return await work(own);
+        } finally {
+          await own.close();
+        }
+      },
     };
+    return handle;
   }
   // Loaded only for a PostgreSQL URL: every `compplan` process (one per imported file)
   // would otherwise pay for the driver's modules at start-up, SQLite or not. `pg` is
@@ -193,7 +211,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     { nameOf, watch },
   );
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: requests }) });
-  return {
+  const handle: DatabaseHandle = {
     db,
     longDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: long }) }),
     dialect: 'postgres',
@@ -203,9 +221,11 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     poolSize: POSTGRES_POOL_SIZE,
     // Kysely's connection() checks a client of the pool out for as long as it runs.
     openReader: () => ({ db, release: async () => undefined }),
+    withOwnConnection: (work) => work(handle),
     close: async () => {
       await db.destroy();
       await endPools();
     },
   };
+  return handle;
 }

@@ -14,8 +14,7 @@ import type {
 } from 'fastify';
 import type { Actor } from '../audit/entry.js';
 import { recordAction, withRecordedAction } from '../audit/repository.js';
-import type { DatabaseConfig, WebhookConfig } from '../config.js';
-import { openDatabase } from '../db/connect.js';
+import type { WebhookConfig } from '../config.js';
 import { UploadStaging } from '../import/uploads.js';
 import { findApiKey } from '../modules/api-keys/repository.js';
 import {
@@ -135,7 +134,6 @@ const notFoundPage = () =>
 export const webRoutes: FastifyPluginAsync<{
   webhooks: WebhookConfig;
   changeRetentionDays: number;
-  databaseConfig: DatabaseConfig;
 }> = async (app, options) => {
   acceptForms(app);
   // Uploads (Settings → Data) are read part by part as they arrive, never whole.
@@ -513,19 +511,6 @@ export const webRoutes: FastifyPluginAsync<{
   registerDataPages(app, pages, {
     staging,
     changeRetentionDays: options.changeRetentionDays,
-    // SQLite: a connection of its own for the import's one long transaction, as the command
-    // line has, so that the server's connection goes on answering meanwhile. PostgreSQL's
-    // long work has its own pool already.
-    withImportDatabase: async (work) => {
-      const config = options.databaseConfig;
-      if (config.dialect !== 'sqlite' || config.path === ':memory:') return work(app.database);
-      const own = openDatabase(config);
-      try {
-        return await work(own);
-      } finally {
-        await own.close();
-      }
-    },
     formTokenOk: (request, token) => {
       const signed = request.signed;
       return !!signed && !crossSite(request) && tokensMatch(token, signed.session.csrfToken);

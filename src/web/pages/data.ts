@@ -7,7 +7,6 @@ import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DatabaseHandle } from '../../db/connect.js';
 import { ManagementError } from '../../errors.js';
 import { listCycleOverviews } from '../../import/cycle-imports.js';
 import { ImportError } from '../../import/errors.js';
@@ -41,8 +40,6 @@ const ENVELOPE_BYTES = 64 * 1024;
 
 export interface DataPageOptions {
   staging: UploadStaging;
-  /** Runs a check or an import on a database handle for the long work. */
-  withImportDatabase<T>(work: (database: DatabaseHandle) => Promise<T>): Promise<T>;
   changeRetentionDays: number;
   /** Whether the request's form token is this session's (and the post same-site). */
   formTokenOk(request: FastifyRequest, token: string): boolean;
@@ -228,7 +225,7 @@ export function registerDataPages(
     };
     let checked: CheckedImport;
     try {
-      checked = await options.withImportDatabase((database) =>
+      checked = await app.database.withOwnConnection((database) =>
         checkStagedFile(database, upload.file, { ...base, prune: true }, onRead),
       );
     } catch (error) {
@@ -237,7 +234,7 @@ export function registerDataPages(
     let pruneRequired: string | undefined;
     if (checked.summary.employees.removed > 0) {
       try {
-        await options.withImportDatabase((database) =>
+        await app.database.withOwnConnection((database) =>
           checkStagedFile(database, upload.file, { ...base, prune: false }, () => undefined),
         );
       } catch (error) {
@@ -293,7 +290,7 @@ export function registerDataPages(
     try {
       const start = { phase: 'importing' as const, total: upload.size, by: signed.user.email };
       const summary = await staging.exclusive(signed.organization.id, start, (progress) =>
-        options.withImportDatabase((database) =>
+        app.database.withOwnConnection((database) =>
           importStagedFile(
             database,
             upload,
