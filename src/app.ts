@@ -14,7 +14,6 @@ import { createLogger } from './logger.js';
 import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
-import { homeRoutes } from './modules/home/routes.js';
 import { odataRoutes } from './odata/routes.js';
 import authentication from './plugins/authentication.js';
 import cursors from './plugins/cursors.js';
@@ -207,14 +206,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now: options.now ?? Date.now,
     changeRetentionDays: config.changeRetentionDays,
   });
-  // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
   await app.register(odataRoutes);
+  // The web application (GET / for browsers, sign-in and Settings under /app): outside the
+  // API scope, no key, no API quota.
   await app.register(webRoutes, {
-    prefix: '/app',
     webhooks: webhookConfig,
     changeRetentionDays: config.changeRetentionDays,
   });
-  await app.register(homeRoutes);
   notAllowed.register();
   return app;
 }

@@ -10,7 +10,7 @@
 import swaggerUi from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
 import { BRAND_CSS, FONT_STACK, ICON_SVG, MONO_STACK, THEME_VARIABLES } from '../web/assets.js';
-import { brand } from '../web/views.js';
+import { brand } from '../web/layout.js';
 import { DOCS_PREFIX } from './openapi.js';
 
 const BAR = `<a class="docs-home" href="/app" title="The compplan web application">${brand().text}</a>

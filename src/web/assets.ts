@@ -1,10 +1,7 @@
 // The web application's only assets, served by compplan itself (no CDN, no web fonts:
 // the system font stack). Kept in the code so that `dist/` needs nothing copied beside it.
 import { createHash } from 'node:crypto';
-
-import { AUDIT_STYLES } from './audit-views.js';
-import { RESTRICTION_STYLES } from './key-restrictions.js';
-import { WEBHOOK_STYLES } from './webhook-views.js';
+import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
 
 /**
  * The colours and shapes every compplan page shares (the web application, GET /, and the
@@ -324,6 +321,49 @@ document.addEventListener('click', async (event) => {
 
 export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2450b8"/><text x="16" y="21" font-family="Arial, sans-serif" font-size="14" font-weight="700" fill="#fff" text-anchor="middle">cp</text></svg>`;
 
+const RESTRICTION_STYLES = `
+.group-label { font-weight: 600; margin: 0 0 0.3rem; }
+fieldset:disabled .group-label, fieldset:disabled .check { color: var(--muted); }
+.check { display: flex; gap: 0.5rem; align-items: center; font-weight: 400; margin: 0 0 0.3rem; }
+.check-list { margin: 0.2rem 0 0 1.6rem; max-height: 12rem; overflow: auto; }
+.sub-label { font-weight: 400; margin-top: 0.5rem; }
+select, input[type="date"] { padding: 0.45rem 0.6rem; font: inherit; border: 1px solid #b9c3cf; border-radius: 6px; background: #fff; max-width: 100%; }
+/* The key table fits a 1280 px window: narrower gaps, long names and addresses wrap (a
+   table too wide still scrolls within its panel, never the page; the visually hidden
+   labels of its buttons are positioned within the scroller). */
+.table-wrap { position: relative; }
+.key-list th, .key-list td { padding-left: 0.5rem; padding-right: 0.5rem; vertical-align: top; }
+.key-list tbody th { min-width: 9rem; overflow-wrap: break-word; }
+.key-list td[data-label="Reads"] { min-width: 12rem; overflow-wrap: break-word; }
+.key-list td[data-label="Last used"] code { overflow-wrap: anywhere; }
+.key-list td.actions { vertical-align: middle; }
+.settings > main { min-width: 0; }
+@media (max-width: 48rem) { .settings { grid-template-columns: minmax(0, 1fr); } }
+.badge-soon { background: var(--warn-soft); color: #6b4a00; border: 1px solid var(--warn-line); }
+`;
+
+const WEBHOOK_STYLES = `
+.endpoint-url { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin-top: 0; overflow-wrap: anywhere; }
+.endpoint-actions { margin-top: 1rem; }
+.delivery-list .excerpt { max-width: 18rem; overflow-wrap: anywhere; font-size: 0.85rem; color: var(--muted); }
+`;
+
+const AUDIT_STYLES = `
+.audit-list tbody th time { white-space: nowrap; }
+.audit-list td::before { flex: none; }
+.audit-list .value { min-width: 0; }
+.audit-detail { display: block; color: var(--muted); font-size: 0.85rem; }
+@media (max-width: 40rem) { .audit-list .value { text-align: right; } }
+.audit-filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: start; }
+.audit-filters .field { margin-bottom: 0.75rem; }
+.audit-filters select, .audit-filters input { width: 100%; height: 2.5rem; box-sizing: border-box; }
+.audit-filters .button-row { margin-bottom: 0.75rem; align-self: end; }
+.audit-details { overflow-wrap: anywhere; }
+.audit-details code { overflow-wrap: anywhere; }
+.audit-path { white-space: normal; }
+.audit-pages { margin-top: 1rem; }
+`;
+
 export interface Asset {
   /** The URL path, with a content hash so that a changed file is fetched anew. */
   readonly path: string;
@@ -347,3 +387,16 @@ export const ASSETS = {
   js: asset('app', 'js', 'text/javascript; charset=utf-8', JS),
   icon: asset('icon', 'svg', 'image/svg+xml', ICON_SVG),
 } as const;
+
+/** The assets' routes, in the web application's scope (/app): cached for a year. */
+export function serveAssets(app: FastifyInstance, options: RouteShorthandOptions): void {
+  for (const asset of Object.values(ASSETS)) {
+    app.get(asset.path.slice('/app'.length), options, async (request, reply) => {
+      reply
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('etag', asset.etag);
+      if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+      return reply.type(asset.type).send(asset.body);
+    });
+  }
+}

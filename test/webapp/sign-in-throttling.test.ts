@@ -5,7 +5,7 @@ import { createUser } from '../../src/modules/users/service.js';
 import {
   SIGN_IN_ATTEMPTS_PER_ACCOUNT,
   SIGN_IN_ATTEMPTS_PER_ADDRESS,
-} from '../../src/web/routes.js';
+} from '../../src/web/pages/sign-in.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 

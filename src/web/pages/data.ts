@@ -6,7 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
 import { listCycleOverviews } from '../../import/cycle-imports.js';
 import { ImportError } from '../../import/errors.js';
@@ -18,32 +18,24 @@ import {
   UPLOAD_MAX_BYTES,
   UploadBusyError,
   type UploadFormat,
-  type UploadStaging,
+  UploadStaging,
 } from '../../import/uploads.js';
 import { keepForOneView, takeOneView } from '../../modules/sessions/one-time-view.js';
+import type { Page, Signed } from '../context.js';
 import { formField, redirect, sendPage } from '../http.js';
-import type { Signed } from '../views.js';
-import { type PageContext, routeOf } from './context.js';
+import { PAGES, RESENT, routeOf } from '../paths.js';
 import {
   busyMessage,
-  DATA_PAGE,
   type DataPageView,
   dataPage,
   type ImportedView,
   tooLargeMessage,
-} from './data-views.js';
+} from './data.views.js';
 
-export { DATA_PAGE };
+const DATA_PAGE = PAGES.data;
 
 // Room for the form's other fields and the multipart framing around the file.
 const ENVELOPE_BYTES = 64 * 1024;
-
-export interface DataPageOptions {
-  staging: UploadStaging;
-  changeRetentionDays: number;
-  /** Whether the request's form token is this session's (and the post same-site). */
-  formTokenOk(request: FastifyRequest, token: string): boolean;
-}
 
 /** A refusal shown on the page: its status and message (or the problems of a file). */
 class Refusal extends Error {
@@ -56,13 +48,12 @@ class Refusal extends Error {
   }
 }
 
-export function registerDataPages(
-  app: FastifyInstance,
-  context: PageContext,
-  options: DataPageOptions,
-): void {
+export const dataPages: Page = (app, context) => {
   const { signedIn, signedInPost, view } = context;
-  const { staging } = options;
+  const { changeRetentionDays } = context.settings;
+  // The uploads of this server's organisations; their files are removed when it stops.
+  const staging = new UploadStaging();
+  app.addHook('onClose', () => staging.close());
 
   async function render(
     request: FastifyRequest,
@@ -85,7 +76,7 @@ export function registerDataPages(
         checked,
         checkGone: token !== '' && !checked,
         running,
-        resent: query[context.resentFlag] !== undefined,
+        resent: query[RESENT] !== undefined,
         ...extra,
       }),
     );
@@ -166,7 +157,7 @@ export function registerDataPages(
       const value = part.fields[name];
       return value && !Array.isArray(value) && value.type === 'field' ? String(value.value) : '';
     };
-    if (!options.formTokenOk(request, field('_csrf'))) {
+    if (!context.formTokenOk(request, field('_csrf'))) {
       part.file.resume();
       request.log.warn({ url: request.url }, 'upload refused: missing or wrong CSRF token');
       throw new Refusal(403, 'The form had expired. Reload the page and upload the file again.');
@@ -221,7 +212,7 @@ export function registerDataPages(
   async function check(signed: Signed, upload: Received, onRead: (done: number) => void) {
     const base = {
       organization: signed.organization.slug,
-      changeRetentionDays: options.changeRetentionDays,
+      changeRetentionDays,
     };
     let checked: CheckedImport;
     try {
@@ -297,7 +288,7 @@ export function registerDataPages(
             {
               organization: signed.organization.slug,
               actor: context.actorOf(request),
-              changeRetentionDays: options.changeRetentionDays,
+              changeRetentionDays,
               checkedAt: upload.checked.counter,
               prune,
             },
@@ -323,4 +314,4 @@ export function registerDataPages(
       return refused(request, reply, await refusalOf(error, upload));
     }
   });
-}
+};

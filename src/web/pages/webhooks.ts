@@ -2,27 +2,26 @@
 // administrators alike, as API keys are. Endpoints are added, tested and removed through
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { WebhookConfig } from '../config.js';
-import { keepForOneView, takeOneView } from '../modules/sessions/one-time-view.js';
-import { EVENT_TYPES } from '../webhooks/events.js';
-import { findWebhookEndpoint, type WebhookEndpoint } from '../webhooks/repository.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { keepForOneView, takeOneView } from '../../modules/sessions/one-time-view.js';
+import { EVENT_TYPES } from '../../webhooks/events.js';
+import { findWebhookEndpoint, type WebhookEndpoint } from '../../webhooks/repository.js';
 import {
   addWebhookEndpoint,
   listOrganizationWebhooks,
   removeWebhookEndpoint,
   testWebhookEndpoint,
   WebhookManagementError,
-} from '../webhooks/service.js';
-import { formField, redirect, sendPage } from './http.js';
-import type { PageContext } from './pages/context.js';
+} from '../../webhooks/service.js';
+import type { Page } from '../context.js';
+import { formField, redirect, sendPage } from '../http.js';
+import { PAGES, RESENT, routeOf } from '../paths.js';
 import {
   EVENT_FIELD,
   type NewEndpointView,
   removeWebhookPage,
-  WEBHOOKS_PAGE,
   webhooksPage,
-} from './webhook-views.js';
+} from './webhooks.views.js';
 
 // The address filter's messages tell the operator what to set (WEBHOOK_ALLOW_PRIVATE_NETWORKS,
 // as the command line shows them). A web user cannot set it, and is told whom to ask.
@@ -43,11 +42,10 @@ export function webMessage(message: string): string {
   return FOR_WEB_USERS.reduce((text, [setting, words]) => text.replace(setting, words), message);
 }
 
-export interface WebhookPageContext extends PageContext {
-  config: WebhookConfig;
-}
+const WEBHOOKS_PAGE = PAGES.webhooks;
+const WEBHOOKS = routeOf(WEBHOOKS_PAGE);
 
-export function registerWebhookPages(app: FastifyInstance, context: WebhookPageContext): void {
+export const webhooksPages: Page = (app, context) => {
   const { signedIn, signedInPost, view } = context;
 
   async function render(
@@ -71,7 +69,7 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
         endpoints,
         removed,
         tested,
-        resent: query[context.resentFlag] !== undefined,
+        resent: query[RESENT] !== undefined,
       }),
     );
   }
@@ -80,12 +78,12 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
   const target = (request: FastifyRequest) =>
     [app.db, view(request).organization.id, (request.params as { id: string }).id] as const;
 
-  app.get(WEBHOOKS_PAGE.slice('/app'.length), signedIn, async (request, reply) => {
+  app.get(WEBHOOKS, signedIn, async (request, reply) => {
     const shown = await takeOneView<NewEndpointView>(app.db, context.sessionIdOf(request));
     return render(request, reply, 200, shown?.kind === 'webhook-secret' ? { added: shown } : {});
   });
 
-  app.post(WEBHOOKS_PAGE.slice('/app'.length), signedInPost, async (request, reply) => {
+  app.post(WEBHOOKS, signedInPost, async (request, reply) => {
     const { organization, user } = view(request);
     const url = formField(request, 'url');
     try {
@@ -97,7 +95,7 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
           events: EVENT_TYPES.filter(
             (type) => formField(request, `${EVENT_FIELD}${type}`) === 'on',
           ),
-          allowPrivateNetworks: context.config.allowPrivateNetworks,
+          allowPrivateNetworks: context.settings.webhooks.allowPrivateNetworks,
         },
         new Date(),
         context.actorOf(request),
@@ -116,42 +114,34 @@ export function registerWebhookPages(app: FastifyInstance, context: WebhookPageC
     }
   });
 
-  app.post(
-    `${WEBHOOKS_PAGE.slice('/app'.length)}/:id/test`,
-    signedInPost,
-    async (request, reply) => {
-      let endpoint: WebhookEndpoint | undefined;
-      try {
-        endpoint = await testWebhookEndpoint(...target(request));
-      } catch (error) {
-        // Disabled: the page says so, and offers no test (a form sent from an older page).
-        if (error instanceof WebhookManagementError) return redirect(reply, WEBHOOKS_PAGE);
-        throw error;
-      }
-      if (!endpoint) return context.notFound(reply);
-      // This instance's dispatcher, if it runs one, sends it now rather than at its next poll.
-      if (app.hasDecorator('webhooks')) app.webhooks.poke();
-      return redirect(reply, `${WEBHOOKS_PAGE}?tested=${encodeURIComponent(endpoint.id)}`);
-    },
-  );
+  app.post(`${WEBHOOKS}/:id/test`, signedInPost, async (request, reply) => {
+    let endpoint: WebhookEndpoint | undefined;
+    try {
+      endpoint = await testWebhookEndpoint(...target(request));
+    } catch (error) {
+      // Disabled: the page says so, and offers no test (a form sent from an older page).
+      if (error instanceof WebhookManagementError) return redirect(reply, WEBHOOKS_PAGE);
+      throw error;
+    }
+    if (!endpoint) return context.notFound(reply);
+    // This instance's dispatcher, if it runs one, sends it now rather than at its next poll.
+    if (app.hasDecorator('webhooks')) app.webhooks.poke();
+    return redirect(reply, `${WEBHOOKS_PAGE}?tested=${encodeURIComponent(endpoint.id)}`);
+  });
 
-  app.get(`${WEBHOOKS_PAGE.slice('/app'.length)}/:id/remove`, signedIn, async (request, reply) => {
+  app.get(`${WEBHOOKS}/:id/remove`, signedIn, async (request, reply) => {
     const endpoint = await findWebhookEndpoint(...target(request));
     if (!endpoint) return context.notFound(reply);
     return sendPage(reply, 200, removeWebhookPage({ ...view(request), endpoint }));
   });
 
-  app.post(
-    `${WEBHOOKS_PAGE.slice('/app'.length)}/:id/remove`,
-    signedInPost,
-    async (request, reply) => {
-      const endpoint = await removeWebhookEndpoint(...target(request), context.actorOf(request));
-      if (!endpoint) return context.notFound(reply);
-      request.log.info(
-        { endpointId: endpoint.id, userId: view(request).user.id },
-        'webhook endpoint removed',
-      );
-      return redirect(reply, `${WEBHOOKS_PAGE}?removed`);
-    },
-  );
-}
+  app.post(`${WEBHOOKS}/:id/remove`, signedInPost, async (request, reply) => {
+    const endpoint = await removeWebhookEndpoint(...target(request), context.actorOf(request));
+    if (!endpoint) return context.notFound(reply);
+    request.log.info(
+      { endpointId: endpoint.id, userId: view(request).user.id },
+      'webhook endpoint removed',
+    );
+    return redirect(reply, `${WEBHOOKS_PAGE}?removed`);
+  });
+};

@@ -1,21 +1,23 @@
 // Settings → Connections → Webhooks: the organisation's endpoints with their last
 // deliveries, the add form, the signing secret shown once, and removal's confirmation.
-import { EVENT_TYPES } from '../webhooks/events.js';
-import type { WebhookDelivery, WebhookEndpoint } from '../webhooks/repository.js';
-import type { ListedWebhookEndpoint } from '../webhooks/service.js';
-import { html, type SafeHtml } from './html.js';
+import { EVENT_TYPES } from '../../webhooks/events.js';
+import type { WebhookDelivery, WebhookEndpoint } from '../../webhooks/repository.js';
+import type { ListedWebhookEndpoint } from '../../webhooks/service.js';
+import type { Signed } from '../context.js';
+import { html, type SafeHtml } from '../html.js';
 import {
   alert,
   confirmPage,
+  listTable,
   RESENT_NOTICE,
-  type Signed,
   sessionFormFields,
   settingsLayout,
   shownOncePanel,
   time,
-} from './views.js';
+} from '../layout.js';
+import { PAGES } from '../paths.js';
 
-export const WEBHOOKS_PAGE = '/app/settings/connections/webhooks';
+const WEBHOOKS_PAGE = PAGES.webhooks;
 /** One checkbox per event type: the form parser keeps one value per name. */
 export const EVENT_FIELD = 'event-';
 
@@ -61,13 +63,12 @@ function deliveriesTable(endpoint: ListedWebhookEndpoint): SafeHtml {
   <td data-label="Answer" class="excerpt">${delivery.lastResponse ?? ''}</td>
 </tr>`,
   );
-  return html`<div class="table-wrap"><table class="delivery-list stacked">
-  <caption class="visually-hidden">Last deliveries to ${endpoint.url}</caption>
-  <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last attempt</th><th scope="col">Next retry</th><th scope="col">Answer</th></tr></thead>
-  <tbody>
-${rows}
-  </tbody>
-</table></div>`;
+  return listTable({
+    className: 'delivery-list',
+    caption: html`Last deliveries to ${endpoint.url}`,
+    columns: ['Event', 'Status', 'Attempts', 'Last attempt', 'Next retry', 'Answer'],
+    rows,
+  });
 }
 
 function endpointPanel(endpoint: ListedWebhookEndpoint, csrfToken: string): SafeHtml {
@@ -164,9 +165,3 @@ export function removeWebhookPage(view: Signed & { endpoint: WebhookEndpoint }):
     cancel: WEBHOOKS_PAGE,
   });
 }
-
-export const WEBHOOK_STYLES = `
-.endpoint-url { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin-top: 0; overflow-wrap: anywhere; }
-.endpoint-actions { margin-top: 1rem; }
-.delivery-list .excerpt { max-width: 18rem; overflow-wrap: anywhere; font-size: 0.85rem; color: var(--muted); }
-`;

@@ -2,20 +2,17 @@
 // only — administrators get 403, as for Roles & Permissions. Filters by key, user,
 // action and dates; newest first, 50 entries a page, continued with a cursor. Every
 // read is of the signed-in user's organisation, whatever the query says.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { type AuditFilter, listAuditEntries } from '../audit/repository.js';
-import { AuditError, actionOf, cursorOf, positionOf, timeOf } from '../audit/service.js';
-import { isId } from '../ids.js';
-import { listApiKeys } from '../modules/api-keys/repository.js';
-import { listUsers } from '../modules/users/repository.js';
-import { type AuditQuery, auditPage } from './audit-views.js';
-import { sendPage } from './http.js';
-import { alert, type Signed, settingsLayout } from './views.js';
-
-export interface AuditPageContext {
-  signedIn: RouteShorthandOptions;
-  view(request: FastifyRequest): Signed;
-}
+import type { FastifyReply } from 'fastify';
+import { type AuditFilter, listAuditEntries } from '../../audit/repository.js';
+import { AuditError, actionOf, cursorOf, positionOf, timeOf } from '../../audit/service.js';
+import { isId } from '../../ids.js';
+import { listApiKeys } from '../../modules/api-keys/repository.js';
+import { listUsers } from '../../modules/users/repository.js';
+import type { Page } from '../context.js';
+import { sendPage } from '../http.js';
+import { alert, settingsLayout } from '../layout.js';
+import { PAGES, routeOf } from '../paths.js';
+import { type AuditQuery, auditPage } from './audit-log.views.js';
 
 const PAGE_SIZE = 50;
 
@@ -36,8 +33,8 @@ function filterOf(query: AuditQuery): AuditFilter {
 
 const text = (value: unknown) => (typeof value === 'string' ? value : '');
 
-export function registerAuditPages(app: FastifyInstance, context: AuditPageContext): void {
-  app.get('/settings/audit-log', context.signedIn, async (request, reply: FastifyReply) => {
+export const auditLogPages: Page = (app, context) => {
+  app.get(routeOf(PAGES.auditLog), context.signedIn, async (request, reply: FastifyReply) => {
     const signed = context.view(request);
     if (signed.user.role !== 'owner') {
       request.log.warn({ userId: signed.user.id }, 'audit log refused: not an owner');
@@ -92,4 +89,4 @@ export function registerAuditPages(app: FastifyInstance, context: AuditPageConte
         : undefined;
     return sendPage(reply, 200, auditPage({ ...base, entries, older }));
   });
-}
+};

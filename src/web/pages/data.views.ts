@@ -1,5 +1,5 @@
 // Settings → Data's page: the cycles, the upload form, a check's outcome with the Import
-// form, and an import's summary (pages/data.ts serves it).
+// form, and an import's summary (pages/data.ts).
 
 import { CSV_MAX_BYTES } from '../../import/csv.js';
 import type { CycleOverview } from '../../import/cycle-imports.js';
@@ -7,17 +7,19 @@ import { inMiB } from '../../import/errors.js';
 import type { ImportSummary } from '../../import/load.js';
 import { JSON_MAX_BYTES } from '../../import/source.js';
 import { type StagedUpload, UPLOAD_MAX_BYTES, type UploadProgress } from '../../import/uploads.js';
+import type { Signed } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
 import {
   alert,
+  listTable,
   RESENT_NOTICE,
-  type Signed,
   sessionFormFields,
   settingsLayout,
   time,
-} from '../views.js';
+} from '../layout.js';
+import { PAGES } from '../paths.js';
 
-export const DATA_PAGE = '/app/settings/data';
+const DATA_PAGE = PAGES.data;
 
 const STATUS_NAMES: Record<string, string> = {
   active: 'Active',
@@ -79,15 +81,14 @@ function cyclesTable(cycles: CycleOverview[]): SafeHtml {
   <td data-label="Last import">${lastImport(cycle)}</td>
 </tr>`,
   );
-  return html`<div class="table-wrap"><table class="cycle-list stacked">
-  <thead><tr><th scope="col">Merit cycle</th><th scope="col">Status</th><th scope="col" class="number">Employees</th><th scope="col">Last import</th></tr></thead>
-  <tbody>
-${rows}
-  </tbody>
-</table></div>`;
+  return listTable({
+    className: 'cycle-list',
+    columns: ['Merit cycle', 'Status', { label: 'Employees', className: 'number' }, 'Last import'],
+    rows,
+  });
 }
 
-// Filled in by the page's script while the form waits for its answer (assets.ts).
+// Filled in by the page's script while the form waits for its answer (static/app.js).
 const progressBox = html`<div class="upload-progress" hidden>
       <progress max="100"></progress>
       <p class="hint" role="status" aria-live="polite"></p>

@@ -1,14 +1,16 @@
 // Settings → Audit log: the filter form, the entries newest first, and the link to older
 // ones. On a phone each entry is a block with its values under their column names, as
 // the key list is (the `stacked` styles).
-import type { AuditAction, AuditEntry } from '../audit/entry.js';
-import { AUDIT_ACTIONS, REQUEST_ACTION } from '../audit/entry.js';
-import type { ApiKey } from '../modules/api-keys/repository.js';
-import type { User } from '../modules/users/repository.js';
-import { html, type SafeHtml } from './html.js';
-import { alert, type Signed, settingsLayout, time } from './views.js';
+import type { AuditAction, AuditEntry } from '../../audit/entry.js';
+import { AUDIT_ACTIONS, REQUEST_ACTION } from '../../audit/entry.js';
+import type { ApiKey } from '../../modules/api-keys/repository.js';
+import type { User } from '../../modules/users/repository.js';
+import type { Signed } from '../context.js';
+import { html, type SafeHtml } from '../html.js';
+import { alert, listTable, settingsLayout, time } from '../layout.js';
+import { PAGES } from '../paths.js';
 
-export const AUDIT_PAGE = '/app/settings/audit-log';
+const AUDIT_PAGE = PAGES.auditLog;
 
 export const ACTION_LABELS: Record<AuditAction, string> = {
   [REQUEST_ACTION]: 'API request',
@@ -143,12 +145,11 @@ ${view.error && alert('error', view.error)}
   ${
     view.entries.length === 0
       ? emptyNote(view)
-      : html`<div class="table-wrap"><table class="audit-list stacked">
-  <thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Details</th><th scope="col">From</th></tr></thead>
-  <tbody>
-${rows}
-  </tbody>
-</table></div>`
+      : listTable({
+          className: 'audit-list',
+          columns: ['Time', 'Action', 'By', 'Details', 'From'],
+          rows,
+        })
   }
   ${pages}
 </section>`,
@@ -161,21 +162,3 @@ function emptyNote(view: AuditView): SafeHtml | string {
   const filtered = Object.values(view.query).some((value) => value !== '');
   return html`<p class="muted">${filtered ? 'No entries match these filters.' : 'No entries yet.'}</p>`;
 }
-
-// Each cell's content is one .value, so that on a phone (the key list's layout: the
-// column's name at the left of each line) the value is one block at the right.
-export const AUDIT_STYLES = `
-.audit-list tbody th time { white-space: nowrap; }
-.audit-list td::before { flex: none; }
-.audit-list .value { min-width: 0; }
-.audit-detail { display: block; color: var(--muted); font-size: 0.85rem; }
-@media (max-width: 40rem) { .audit-list .value { text-align: right; } }
-.audit-filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: start; }
-.audit-filters .field { margin-bottom: 0.75rem; }
-.audit-filters select, .audit-filters input { width: 100%; height: 2.5rem; box-sizing: border-box; }
-.audit-filters .button-row { margin-bottom: 0.75rem; align-self: end; }
-.audit-details { overflow-wrap: anywhere; }
-.audit-details code { overflow-wrap: anywhere; }
-.audit-path { white-space: normal; }
-.audit-pages { margin-top: 1rem; }
-`;

@@ -3,13 +3,14 @@
 // and `keys roll`. The same service checks both; its one-line messages name the CLI's
 // options, which the form shows under its own labels.
 import type { FastifyRequest } from 'fastify';
-import type { Db } from '../db/connect.js';
-import { KeyManagementError } from '../modules/api-keys/errors.js';
-import type { ApiKey } from '../modules/api-keys/repository.js';
-import { EXPIRING_SOON_MS, parseList } from '../modules/api-keys/restrictions.js';
-import type { NewKeyInput } from '../modules/api-keys/service.js';
-import { html, type SafeHtml } from './html.js';
-import { formField } from './http.js';
+import type { Db } from '../../db/connect.js';
+import { KeyManagementError } from '../../modules/api-keys/errors.js';
+import type { ApiKey } from '../../modules/api-keys/repository.js';
+import { EXPIRING_SOON_MS, parseList } from '../../modules/api-keys/restrictions.js';
+import type { NewKeyInput } from '../../modules/api-keys/service.js';
+import { html, type SafeHtml } from '../html.js';
+import { formField } from '../http.js';
+import { PAGES } from '../paths.js';
 
 /** What the generate form offers: the organisation's cycles and column keys in its data. */
 export interface KeyChoices {
@@ -208,7 +209,7 @@ export function rollForm(key: ApiKey, csrf: SafeHtml): SafeHtml {
   return html`<section class="panel" aria-labelledby="roll-title">
   <h2 id="roll-title">Roll “${key.name}”</h2>
   <p>A new secret for this key: the same name, merit cycles, hidden columns, expiry and allowed addresses. The new secret is shown once. Applications using the old secret keep working for the grace period, then get 401.</p>
-  <form method="post" action="/app/settings/connections/keys/${key.id}/roll">
+  <form method="post" action="${PAGES.connections}/keys/${key.id}/roll">
     ${csrf}
     <div class="field">
       <label for="grace">Old secret keeps working for</label>
@@ -216,7 +217,7 @@ export function rollForm(key: ApiKey, csrf: SafeHtml): SafeHtml {
     </div>
     <div class="button-row">
       <button type="submit" class="button button-primary">Roll key</button>
-      <a class="button button-quiet" href="/app/settings/connections">Cancel</a>
+      <a class="button button-quiet" href="${PAGES.connections}">Cancel</a>
     </div>
   </form>
 </section>`;
@@ -226,24 +227,3 @@ export function rollForm(key: ApiKey, csrf: SafeHtml): SafeHtml {
 export function rolledNotice(name: string, until: string): SafeHtml {
   return html`Rolled “${name}”: the old secret keeps working until ${shortTime(until)}, then gets 401.`;
 }
-
-export const RESTRICTION_STYLES = `
-.group-label { font-weight: 600; margin: 0 0 0.3rem; }
-fieldset:disabled .group-label, fieldset:disabled .check { color: var(--muted); }
-.check { display: flex; gap: 0.5rem; align-items: center; font-weight: 400; margin: 0 0 0.3rem; }
-.check-list { margin: 0.2rem 0 0 1.6rem; max-height: 12rem; overflow: auto; }
-.sub-label { font-weight: 400; margin-top: 0.5rem; }
-select, input[type="date"] { padding: 0.45rem 0.6rem; font: inherit; border: 1px solid #b9c3cf; border-radius: 6px; background: #fff; max-width: 100%; }
-/* The key table fits a 1280 px window: narrower gaps, long names and addresses wrap (a
-   table too wide still scrolls within its panel, never the page; the visually hidden
-   labels of its buttons are positioned within the scroller). */
-.table-wrap { position: relative; }
-.key-list th, .key-list td { padding-left: 0.5rem; padding-right: 0.5rem; vertical-align: top; }
-.key-list tbody th { min-width: 9rem; overflow-wrap: break-word; }
-.key-list td[data-label="Reads"] { min-width: 12rem; overflow-wrap: break-word; }
-.key-list td[data-label="Last used"] code { overflow-wrap: anywhere; }
-.key-list td.actions { vertical-align: middle; }
-.settings > main { min-width: 0; }
-@media (max-width: 48rem) { .settings { grid-template-columns: minmax(0, 1fr); } }
-.badge-soon { background: var(--warn-soft); color: #6b4a00; border: 1px solid var(--warn-line); }
-`;
