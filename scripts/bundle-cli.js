@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run build, after tsc: bundles the command line (dist/cli/main.js and every module it
+// npm run build, after tsc: copies the web application's static files into dist/, and bundles the command line (dist/cli/main.js and every module it
 // imports, at once or lazily) into dist/cli-bundle/, which bin/compplan.js runs.
 //
 // Why: Node 20 loads ES modules one file at a time (resolve, read, link), about a
@@ -12,7 +12,7 @@
 // start workers relative to themselves (pino, @fastify/swagger-ui), and what only the
 // server or the PostgreSQL URL loads. fastify-type-provider-zod is bundled because it
 // imports zod, and there must be one zod (the schemas are checked by identity).
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const BUNDLED = new Set(['kysely', 'zod', 'commander', 'fastify-type-provider-zod']);
@@ -32,6 +32,12 @@ const keepUnbundled = {
     );
   },
 };
+
+// The web application's stylesheets, script and icon (src/web/assets.ts reads them from
+// ../web/static/ beside its module): tsc copies no such file, and the bundle's chunks, one
+// folder beside dist/web, find them at the same relative path.
+rmSync('dist/web/static', { recursive: true, force: true });
+cpSync('src/web/static', 'dist/web/static', { recursive: true });
 
 const OUT = 'dist/cli-bundle';
 // Chunks are named by their content: the last build's would otherwise stay beside them.

@@ -3,7 +3,7 @@
 // panel, the confirm page and a line to copy. Server-rendered HTML; every value is escaped
 // by `html`. Pages (pages/*.views.ts) build their content from these.
 import { FORM_ID_FIELD, newFormId } from '../modules/sessions/forms.js';
-import { ASSETS } from './assets.js';
+import { webAssets } from './assets.js';
 import type { Signed } from './context.js';
 import { html, type SafeHtml } from './html.js';
 import { PAGES } from './paths.js';
@@ -14,15 +14,16 @@ export const RESENT_NOTICE =
 export const ROLE_NAMES = { owner: 'Owner', admin: 'Administrator' } as const;
 
 function document(title: string, body: SafeHtml, bodyClass = ''): string {
+  const assets = webAssets();
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · compplan</title>
-<link rel="icon" href="${ASSETS.icon.path}" type="image/svg+xml">
-<link rel="stylesheet" href="${ASSETS.css.path}">
-<script src="${ASSETS.js.path}" defer></script>
+<link rel="icon" href="${assets.icon.path}" type="image/svg+xml">
+<link rel="stylesheet" href="${assets.css.path}">
+<script src="${assets.js.path}" defer></script>
 </head>
 <body class="${bodyClass}">
 <a class="skip-link" href="#main">Skip to content</a>
