@@ -36,33 +36,46 @@ declare module 'fastify' {
 }
 
 export interface AppOptions {
+  /** What an operator sets (src/config.ts reads it from the environment). */
   config: Config;
   database: DatabaseHandle;
   /** The process's logger; one is made from the config when absent. */
   logger?: FastifyBaseLogger;
-  /** Where a logger made here writes; standard output when absent. Tests read it. */
-  logStream?: NodeJS.WritableStream;
-  /** The wall clock API key expiry is compared with; tests move their own (never sleep). */
-  now?: () => number;
-  /**
-   * The clock of how long a kept API key answer has gone unconfirmed (src/modules/api-keys/
-   * verifier.ts); performance.now() when absent. Tests move their own.
-   */
-  monotonic?: () => number;
-  /** Runs a webhook dispatcher (src/webhooks): `compplan serve` does; most tests need none. */
+  /** The work `compplan serve` runs beside the routes; none when absent. */
+  serve?: ServeWork;
+  /** Test only: clocks, schedules, buffer sizes and timeouts a test moves by hand. */
+  testing?: TestSettings;
+}
+
+/** What `compplan serve` runs beside answering requests (src/server.ts sets them all). */
+export interface ServeWork {
+  /** Runs a webhook dispatcher (src/webhooks); most tests need none. */
   deliverWebhooks?: boolean;
-  /** The dispatcher's retry delays, lease and poll; the real schedule when absent (tests: shorter). */
-  webhookSchedule?: WebhookSchedule;
-  /** The HTTP server's timeouts; SERVER_TIMEOUTS when absent (tests shorten them). */
-  timeouts?: Partial<ServerTimeouts>;
-  /** Purges audit log entries past AUDIT_RETENTION_DAYS every hour: `compplan serve` does. */
+  /** Purges audit log entries past AUDIT_RETENTION_DAYS every hour. */
   purgeAuditLog?: boolean;
   /**
    * Writes the audit log's request entries in a thread of their own, with its own
-   * connection (src/audit/writer-thread.ts): `compplan serve` does.
+   * connection (src/audit/writer-thread.ts).
    */
   auditWriterThread?: boolean;
-  /** Test only: how many audit entries are kept while the database refuses them. */
+}
+
+/** What a test gives the app instead of the real clocks, schedules and bounds. */
+export interface TestSettings {
+  /** Where a logger made here writes; standard output when absent. Tests read it. */
+  logStream?: NodeJS.WritableStream;
+  /** The wall clock API key expiry is compared with; Date.now when absent. */
+  now?: () => number;
+  /**
+   * The clock of how long a kept API key answer has gone unconfirmed (src/modules/api-keys/
+   * verifier.ts); performance.now() when absent.
+   */
+  monotonic?: () => number;
+  /** The dispatcher's retry delays, lease and poll; the real schedule when absent. */
+  webhookSchedule?: WebhookSchedule;
+  /** The HTTP server's timeouts; SERVER_TIMEOUTS when absent. */
+  timeouts?: Partial<ServerTimeouts>;
+  /** How many audit entries are kept while the database refuses them. */
   auditBufferLimit?: number;
 }
 
@@ -113,12 +126,12 @@ export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = Object.freeze({
 });
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const { config } = options;
+  const { config, serve = {}, testing = {} } = options;
   const webhookConfig = config.webhooks ?? DEFAULT_WEBHOOK_CONFIG;
-  const timeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
+  const timeouts = { ...SERVER_TIMEOUTS, ...testing.timeouts };
   const app = Fastify({
     loggerInstance:
-      options.logger ?? (createLogger(config, options.logStream) as FastifyBaseLogger),
+      options.logger ?? (createLogger(config, testing.logStream) as FastifyBaseLogger),
     requestIdHeader: false,
     logController: new LogController({
       requestIdLogLabel: 'requestId',
@@ -177,22 +190,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cursors);
   await app.register(rateLimit, { config });
   await app.register(metrics);
-  if (options.deliverWebhooks) {
+  if (serve.deliverWebhooks) {
     await app.register(webhooks, {
       config: webhookConfig,
-      ...(options.webhookSchedule && { schedule: options.webhookSchedule }),
+      ...(testing.webhookSchedule && { schedule: testing.webhookSchedule }),
     });
   }
   await app.register(authentication, {
-    ...(options.now && { now: options.now }),
-    ...(options.monotonic && { monotonic: options.monotonic }),
+    ...(testing.now && { now: testing.now }),
+    ...(testing.monotonic && { monotonic: testing.monotonic }),
   });
   await app.register(audit, {
-    writerThread: options.auditWriterThread === true ? config.database : undefined,
+    writerThread: serve.auditWriterThread === true ? config.database : undefined,
     retentionDays: config.auditRetentionDays,
-    purge: options.purgeAuditLog === true,
+    purge: serve.purgeAuditLog === true,
     offForBenchmark: config.auditLogOffForBenchmark,
-    maxBuffered: options.auditBufferLimit,
+    maxBuffered: testing.auditBufferLimit,
   });
   // Every step a request goes through, in order, before any route is registered.
   registerRequestPipeline(app, { maxUrlLength: MAX_URL_LENGTH });
@@ -203,7 +216,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(docsPage);
   await app.register(healthRoutes);
   await app.register(apiRoutes, {
-    now: options.now ?? Date.now,
+    now: testing.now ?? Date.now,
     changeRetentionDays: config.changeRetentionDays,
   });
   await app.register(odataRoutes);

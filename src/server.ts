@@ -62,9 +62,7 @@ export async function startServer(
     config,
     database,
     logger,
-    deliverWebhooks: true,
-    purgeAuditLog: true,
-    auditWriterThread: true,
+    serve: { deliverWebhooks: true, purgeAuditLog: true, auditWriterThread: true },
   });
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {

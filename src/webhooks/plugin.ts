@@ -1,5 +1,5 @@
 // Runs this instance's webhook dispatcher while the app runs (only `compplan serve` asks
-// for it: buildApp's deliverWebhooks), with its Prometheus metrics. preClose stops it
+// for it: buildApp's serve.deliverWebhooks), with its Prometheus metrics. preClose stops it
 // before the database closes: attempts in flight are interrupted and their leases given
 // back (dispatcher.ts).
 import fp from 'fastify-plugin';

@@ -132,14 +132,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const app = await buildApp({
     config,
     database,
-    logStream,
-    ...(options.now && { now: options.now }),
-    ...(options.monotonic && { monotonic: options.monotonic }),
-    deliverWebhooks: options.webhooks !== undefined,
-    ...(options.webhookSchedule && { webhookSchedule: options.webhookSchedule }),
-    ...(options.timeouts && { timeouts: options.timeouts }),
-    ...(options.auditBufferLimit !== undefined && { auditBufferLimit: options.auditBufferLimit }),
-    ...(options.auditWriterThread && { auditWriterThread: true }),
+    serve: {
+      deliverWebhooks: options.webhooks !== undefined,
+      ...(options.auditWriterThread && { auditWriterThread: true }),
+    },
+    testing: {
+      logStream,
+      ...(options.now && { now: options.now }),
+      ...(options.monotonic && { monotonic: options.monotonic }),
+      ...(options.webhookSchedule && { webhookSchedule: options.webhookSchedule }),
+      ...(options.timeouts && { timeouts: options.timeouts }),
+      ...(options.auditBufferLimit !== undefined && { auditBufferLimit: options.auditBufferLimit }),
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
