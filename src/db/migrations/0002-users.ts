@@ -1,7 +1,9 @@
 // The web application's users and their sign-in sessions (Settings → Connections and
 // Roles & Permissions are pages of the web application, not of the API).
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function usersSchema(dialect: Dialect) {
   // The same column types as 0001: ISO text / timestamptz(3), integer / boolean.

@@ -9,17 +9,19 @@
 // when first seen, however long the pauses between its requests, and a revocation still
 // reaches every instance within the 5 seconds docs/api-behaviour.md promises (within about one).
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 // The columns whose change can make a key that was valid invalid.
-export const WATCHED = 'revoked_at, secret_hash, organization_id';
+const WATCHED = 'revoked_at, secret_hash, organization_id';
 const BUMP = 'update api_keys_revision set revision = revision + 1 where id = 1';
 
 /**
  * (Re)creates the trigger that bumps the revision when one of `columns` of a key is
  * updated; migrations that add what a verified key carries widen the list.
  */
-export async function watchKeyColumns(
+async function watchKeyColumns(
   db: Kysely<unknown>,
   dialect: Dialect,
   columns: string,

@@ -3,7 +3,9 @@
 // leads to; and the forms a session has sent, so that the same form sent again (a reload
 // of its answer, Back and resend, a double click) does nothing.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function webForms(dialect: Dialect) {
   const timestamp = dialect === 'postgres' ? sql`timestamptz(3)` : sql`text`;
