@@ -9,7 +9,7 @@ import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { RATE_LIMITED_MESSAGE } from '../errors.js';
-import { isFeedRequest, odataErrorBody } from '../odata/errors.js';
+import { isFeedRequest, odataErrorBody } from '../http/odata-errors.js';
 import { DownloadSlots } from './download-slots.js';
 import { type RateLimitStoreState, RedisLink } from './redis-link.js';
 import { type WindowCount, WindowCounter, type WindowLimit } from './window-counter.js';

@@ -79,7 +79,7 @@ describe('npm start: build only when the sources changed', () => {
     rmSync(join(copy, 'packages/client/src/new-file.ts'));
     expect(current()).toBe(true);
 
-    rmSync(join(copy, 'src/modules/home/routes.ts'));
+    rmSync(join(copy, 'src/plugins/home.ts'));
     expect(current()).toBe(false);
     run('--stamp');
     expect(current()).toBe(true);

@@ -9,7 +9,7 @@ import {
   READ_METHODS,
 } from '../../http/schemas.js';
 import { resolvePageRequest, toPage } from '../../pagination/page.js';
-import { readScopeOf } from '../../plugins/authentication.js';
+import { readScopeOf } from '../../http/authentication.js';
 import type { ReadScope } from '../api-keys/scope.js';
 import {
   afterMeritCycle,

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { addressInRanges } from '../address-ranges.js';
 import { addressRefused, unauthorized } from '../errors.js';
-import { routeConfigOf } from '../http/route-config.js';
+import { routeConfigOf } from './route-config.js';
 import type { ReadScope } from '../modules/api-keys/scope.js';
 import {
   ApiKeyVerifier,

@@ -4,8 +4,8 @@
 // 404, so that nothing a program relied on changes (docs/api-behaviour.md).
 import type { FastifyPluginAsync } from 'fastify';
 import Negotiator from 'negotiator';
-import { originOf, sendPage } from '../web/http.js';
-import { homePage } from '../web/views.js';
+import { originOf, sendPage } from '../modules/web/http.js';
+import { homePage } from '../modules/web/views.js';
 
 // Without Accept a client takes anything, and gets the JSON (the first offered).
 const wantsPage = (accept: string | undefined) =>
