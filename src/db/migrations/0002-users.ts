@@ -20,7 +20,7 @@ export function usersSchema(dialect: Dialect) {
         // Lower-cased email: sign-in finds a user by it, so it is unique in the installation.
         .addColumn('email_key', 'text', (c) => c.notNull().unique())
         .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('owner', 'admin')`))
-        // A versioned scrypt hash string (modules/users/password.ts), never a password.
+        // A versioned scrypt hash string (src/users/password.ts), never a password.
         .addColumn('password_hash', 'text', (c) => c.notNull())
         // Set while the password is the one-time password the CLI printed.
         .addColumn('must_change_password', flag, (c) => c.notNull())

@@ -4,7 +4,7 @@
 // organisation changed, or the key deleted. Creating a key or recording its last use
 // does not count: neither can make a cached answer about a key wrong.
 //
-// Each server reads this row once a second (src/modules/api-keys/verifier.ts) instead of
+// Each server reads this row once a second (src/api-keys/verifier.ts) instead of
 // looking every key up again every few seconds: a key in use costs one database read
 // when first seen, however long the pauses between its requests, and a revocation still
 // reaches every instance within the 5 seconds docs/api-behaviour.md promises (within about one).

@@ -12,7 +12,7 @@ export function webForms(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       // Sealed with a key derived from the session id, which only the browser holds
-      // (src/modules/sessions/one-time-view.ts): never the secret in clear.
+      // (src/sessions/one-time-view.ts): never the secret in clear.
       await db.schema.alterTable('sessions').addColumn('one_time_view', 'text').execute();
       await db.schema
         .createTable('session_forms')

@@ -3,11 +3,11 @@
 // action and dates; newest first, 50 entries a page, continued with a cursor. Every
 // read is of the signed-in user's organisation, whatever the query says.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { listApiKeys } from '../../api-keys/repository.js';
 import { type AuditFilter, listAuditEntries } from '../../audit/repository.js';
 import { AuditError, actionOf, cursorOf, positionOf, timeOf } from '../../audit/service.js';
 import { isId } from '../../ids.js';
-import { listApiKeys } from '../api-keys/repository.js';
-import { listUsers } from '../users/repository.js';
+import { listUsers } from '../../users/repository.js';
 import { type AuditQuery, auditPage } from './audit-views.js';
 import { sendPage } from './http.js';
 import { alert, type Signed, settingsLayout } from './views.js';

@@ -12,23 +12,22 @@ import type {
   FastifyRequest,
   RouteShorthandOptions,
 } from 'fastify';
-import type { Actor } from '../../audit/entry.js';
-import { recordAction, withRecordedAction } from '../../audit/repository.js';
-import type { DatabaseConfig, WebhookConfig } from '../../config.js';
-import { openDatabase } from '../../db/connect.js';
-import { UploadStaging } from '../../import/uploads.js';
-import { findApiKey } from '../api-keys/repository.js';
+import { changeApiKeysSetting } from '../../api-keys/organization-setting.js';
+import { findApiKey } from '../../api-keys/repository.js';
 import {
   createApiKey,
   KeyManagementError,
   listOrganizationApiKeys,
   revokeApiKeyById,
   rollApiKeyById,
-} from '../api-keys/service.js';
-import { findOrganizationById, type Organization } from '../organizations/repository.js';
-import { changeApiKeysSetting } from '../organizations/service.js';
-import { claimFormId, FORM_ID_FIELD, FORM_ID_SHAPE } from '../sessions/forms.js';
-import { keepForOneView, takeOneView } from '../sessions/one-time-view.js';
+} from '../../api-keys/service.js';
+import type { Actor } from '../../audit/entry.js';
+import { recordAction, withRecordedAction } from '../../audit/repository.js';
+import type { DatabaseConfig, WebhookConfig } from '../../config.js';
+import { openDatabase } from '../../db/connect.js';
+import { UploadStaging } from '../../import/uploads.js';
+import { claimFormId, FORM_ID_FIELD, FORM_ID_SHAPE } from '../../sessions/forms.js';
+import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
 import {
   endSession,
   endUserSessions,
@@ -38,9 +37,10 @@ import {
   type Session,
   startSession,
   tokensMatch,
-} from '../sessions/service.js';
-import { emailKey, noteSignIn, type User } from '../users/repository.js';
-import { authenticate, chooseNewPassword, passwordProblem } from '../users/service.js';
+} from '../../sessions/service.js';
+import { findOrganizationById, type Organization } from '../../tenancy/organizations.js';
+import { emailKey, noteSignIn, type User } from '../../users/repository.js';
+import { authenticate, chooseNewPassword, passwordProblem } from '../../users/service.js';
 import { ASSETS } from './assets.js';
 import { registerAuditPages } from './audit-pages.js';
 import {

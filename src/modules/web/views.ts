@@ -1,12 +1,12 @@
 // The web application's pages. Server-rendered HTML, one local stylesheet and one small
 // script (the copy button, the generate form's merit cycle choice); every value is
 // escaped by `html`.
-import type { ApiKey } from '../api-keys/repository.js';
-import { KEY_NAME_MAX_LENGTH } from '../api-keys/service.js';
-import type { Organization } from '../organizations/repository.js';
-import { FORM_ID_FIELD, newFormId } from '../sessions/forms.js';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../users/password.js';
-import type { User } from '../users/repository.js';
+import type { ApiKey } from '../../api-keys/repository.js';
+import { KEY_NAME_MAX_LENGTH } from '../../api-keys/service.js';
+import { FORM_ID_FIELD, newFormId } from '../../sessions/forms.js';
+import type { Organization } from '../../tenancy/organizations.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../users/password.js';
+import type { User } from '../../users/repository.js';
 import { ASSETS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 import {

@@ -4,6 +4,7 @@
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookConfig } from '../../config.js';
+import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import { findWebhookEndpoint, type WebhookEndpoint } from '../../webhooks/repository.js';
 import {
@@ -13,7 +14,6 @@ import {
   testWebhookEndpoint,
   WebhookManagementError,
 } from '../../webhooks/service.js';
-import { keepForOneView, takeOneView } from '../sessions/one-time-view.js';
 import { formField, redirect, sendPage } from './http.js';
 import type { PageContext } from './pages/context.js';
 import {

@@ -21,7 +21,7 @@ import {
   type UploadFormat,
   type UploadStaging,
 } from '../../../import/uploads.js';
-import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
+import { keepForOneView, takeOneView } from '../../../sessions/one-time-view.js';
 import { formField, redirect, sendPage } from '../http.js';
 import type { Signed } from '../views.js';
 import { type PageContext, routeOf } from './context.js';

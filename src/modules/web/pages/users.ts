@@ -4,8 +4,8 @@
 // owner. A one-time password is shown once, after the POST that made it
 // (POST/redirect/GET, sealed in the session's one-time view meanwhile); no e-mail is sent.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
-import { ROLES, type Role, type User } from '../../users/repository.js';
+import { keepForOneView, takeOneView } from '../../../sessions/one-time-view.js';
+import { ROLES, type Role, type User } from '../../../users/repository.js';
 import {
   changeUserRole,
   createUser,
@@ -13,7 +13,7 @@ import {
   removeUser,
   resetUserPassword,
   UserManagementError,
-} from '../../users/service.js';
+} from '../../../users/service.js';
 import { html, type SafeHtml } from '../html.js';
 import { formField, originOf, redirect, sendPage } from '../http.js';
 import {
