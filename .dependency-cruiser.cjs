@@ -14,11 +14,11 @@ const LAYERS = [
   ['answers', '^src/(modules/|odata/|web/)'],
   // The request pipeline and its steps, and what every route uses (response schemas, ETags,
   // the authenticated key's read scope).
-  ['http', '^src/(http/|rate-limit/|metrics/|logger[.]ts$)'],
+  ['http', '^src/(http/|metrics/|logger[.]ts$)'],
   // What the application knows, whichever way in asks.
   [
     'domain',
-    '^src/((api-keys|users|sessions|columns|changes|import|audit|webhooks|export|pagination|currency|threads)/|(address-ranges|sealed-text|email)[.]ts$)',
+    '^src/((api-keys|users|sessions|columns|changes|import|audit|webhooks|export|pagination|rate-limit|currency|threads)/|(address-ranges|sealed-text|email)[.]ts$)',
   ],
   // Organisations and what a key may read of them: the conditions every read path joins.
   ['tenancy', '^src/tenancy/'],

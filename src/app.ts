@@ -11,6 +11,7 @@ import { clientErrorHandler } from './http/client-errors.js';
 import { type Drain, drainConnections } from './http/drain.js';
 import errorHandler, { sendError } from './http/error-handler.js';
 import { REQUEST_ID_SHAPE, registerRequestPipeline } from './http/pipeline.js';
+import rateLimit from './http/rate-limit.js';
 import { API_RESPONSE_HEADERS } from './http/security-headers.js';
 import { compiledSerializer } from './http/serializer.js';
 import { createLogger } from './logger.js';
@@ -25,7 +26,6 @@ import docsPage from './plugins/docs-page.js';
 import { homeRoutes } from './plugins/home.js';
 import { methodNotAllowed } from './plugins/method-not-allowed.js';
 import openapi from './plugins/openapi.js';
-import rateLimit from './rate-limit/plugin.js';
 import webhooks from './webhooks/plugin.js';
 import type { WebhookSchedule } from './webhooks/schedule.js';
 

@@ -8,8 +8,8 @@ import fp from 'fastify-plugin';
 import { addressInRanges } from '../address-ranges.js';
 import { ApiKeyVerifier, type AuthenticatedKey, UNCONFIRMED_MS } from '../api-keys/verifier.js';
 import { addressRefused, unauthorized } from '../errors.js';
-import { sendTooManyRequests } from '../rate-limit/plugin.js';
 import type { ReadScope } from '../tenancy/scope.js';
+import { sendTooManyRequests } from './rate-limit.js';
 import { routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {

@@ -8,7 +8,7 @@
 //   onRequest   1. check       request id, OData-Version of the feed, URL length, Host (below)
 //               2. authenticate the key, when the route needs or is sent one (authentication.ts)
 //              2b. address     403 from outside the key's address allowlist (authentication.ts)
-//               3. take quota  one request from the key's quota; 429 when spent (rate-limit/);
+//               3. take quota  one request from the key's quota; 429 when spent (rate-limit.ts);
 //                              a feed request waits up to 5 s for the next second's instead
 //               4. cached      a kept answer of a cacheable API route is sent (response-cache.ts)
 //   preHandler  5. take turn   a fair turn at the PostgreSQL pool (db/fair-turns.ts)
@@ -41,12 +41,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { accessLog } from '../logger.js';
-import { type Quota, sendQuotaSpent } from '../rate-limit/plugin.js';
 import { authenticate, checkAddress } from './authentication.js';
 import { compress } from './compression.js';
 import { sendError } from './error-handler.js';
 import { conditionalGet } from './etag.js';
 import { FEED_PREFIX } from './odata-errors.js';
+import { type Quota, sendQuotaSpent } from './rate-limit.js';
 import { responseCache } from './response-cache.js';
 import { decorateRouteConfig, routeConfigOf } from './route-config.js';
 import { secureJson } from './security-headers.js';
