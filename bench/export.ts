@@ -15,13 +15,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createApiKey } from '../src/api-keys/service.js';
 import { buildApp } from '../src/app.js';
 import { type Config, DEFAULT_CHANGE_RETENTION_DAYS } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { importDataSet } from '../src/import/load.js';
 import type { DataSetInput } from '../src/import/schema.js';
-import { createApiKey } from '../src/modules/api-keys/service.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CYCLE = 'mc_b0000000-0000-4000-8000-000000000001';

@@ -30,8 +30,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createApiKey } from '../src/api-keys/service.js';
 import { openDatabase } from '../src/db/connect.js';
-import { createApiKey } from '../src/modules/api-keys/service.js';
 import { parseFlags, wholeNumberFlag } from './options.js';
 import { requireWrk, runWrk } from './wrk.js';
 

@@ -3,27 +3,27 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import audit from './audit/plugin.js';
 import { type Config, DEFAULT_WEBHOOK_CONFIG } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
+import audit from './http/audit.js';
+import authentication from './http/authentication.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { type Drain, drainConnections } from './http/drain.js';
+import errorHandler, { sendError } from './http/error-handler.js';
 import { REQUEST_ID_SHAPE, registerRequestPipeline } from './http/pipeline.js';
+import rateLimit from './http/rate-limit.js';
+import { API_RESPONSE_HEADERS } from './http/security-headers.js';
 import { compiledSerializer } from './http/serializer.js';
 import { createLogger } from './logger.js';
 import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { odataRoutes } from './odata/routes.js';
-import authentication from './plugins/authentication.js';
 import cursors from './plugins/cursors.js';
 import database from './plugins/database.js';
 import docsPage from './plugins/docs-page.js';
-import errorHandler, { sendError } from './plugins/error-handler.js';
 import { methodNotAllowed } from './plugins/method-not-allowed.js';
 import openapi from './plugins/openapi.js';
-import { API_RESPONSE_HEADERS } from './plugins/security-headers.js';
-import rateLimit from './rate-limit/plugin.js';
 import { webRoutes } from './web/routes.js';
 import webhooks from './webhooks/plugin.js';
 import type { WebhookSchedule } from './webhooks/schedule.js';
@@ -67,7 +67,7 @@ export interface TestSettings {
   /** The wall clock API key expiry is compared with; Date.now when absent. */
   now?: () => number;
   /**
-   * The clock of how long a kept API key answer has gone unconfirmed (src/modules/api-keys/
+   * The clock of how long a kept API key answer has gone unconfirmed (src/api-keys/
    * verifier.ts); performance.now() when absent.
    */
   monotonic?: () => number;

@@ -1,13 +1,13 @@
 // Runs the API: migrations, the app, the listening sockets, and an orderly shutdown.
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { CreatedApiKey } from './api-keys/service.js';
 import { buildApp } from './app.js';
 import { type Config, localUrl } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createLogger } from './logger.js';
 import { listenForMetrics } from './metrics/server.js';
-import type { CreatedApiKey } from './modules/api-keys/service.js';
 
 // In-flight requests get this long to finish after SIGTERM before the process exits.
 const SHUTDOWN_GRACE_MS = 10_000;

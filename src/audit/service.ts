@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import { ManagementError } from '../errors.js';
-import { findOrganizationBySlug, type Organization } from '../modules/organizations/repository.js';
+import { findOrganizationBySlug, type Organization } from '../tenancy/organizations.js';
 import { type AuditAction, isAuditAction } from './entry.js';
 import type { AuditFilter, AuditPosition } from './repository.js';
 

@@ -4,8 +4,8 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Database } from '../db/types.js';
 import { isId } from '../ids.js';
-import type { ReadScope } from '../modules/api-keys/scope.js';
-import { readableCycles } from '../modules/merit-cycles/repository.js';
+import { readableCycles } from '../tenancy/cycles.js';
+import type { ReadScope } from '../tenancy/scope.js';
 import type { ColumnDescription } from './schema.js';
 
 const parse = (text: string | null | undefined): ColumnDescription[] =>

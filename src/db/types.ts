@@ -131,7 +131,7 @@ export interface UsersTable {
   /** Lower-cased email, unique in the installation: sign-in finds a user by it. */
   email_key: string;
   role: 'owner' | 'admin';
-  /** Versioned scrypt hash string (modules/users/password.ts). */
+  /** Versioned scrypt hash string (src/users/password.ts). */
   password_hash: string;
   /** Set while the password is the one-time password printed by `compplan users create`. */
   must_change_password: Flag;

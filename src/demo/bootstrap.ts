@@ -1,9 +1,10 @@
 // `npm start` on a new database: load the demo data set and make a key, so that a new
 // user has something to call at once.
+
+import { type CreatedApiKey, createApiKey } from '../api-keys/service.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { importDataSet } from '../import/load.js';
-import { type CreatedApiKey, createApiKey } from '../modules/api-keys/service.js';
-import { findOrganizationBySlug } from '../modules/organizations/repository.js';
+import { findOrganizationBySlug } from '../tenancy/organizations.js';
 import { demoDataSet } from './data-set.js';
 import { DEMO_ORGANIZATION } from './organization.js';
 

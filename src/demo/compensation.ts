@@ -4,7 +4,7 @@
 // merit cycle's currency, whatever currency the employee is paid in — plus the department,
 // country and employee columns, a custom date and a custom boolean, and some nulls.
 import type { Faker } from '@faker-js/faker';
-import type { Person } from './data-set.js';
+import type { Person } from './person.js';
 
 // Target base pay of a band, by job level, in the United States (the cycles' currency).
 const LEVEL_TARGET = [0, 68_000, 84_000, 104_000, 128_000, 156_000, 190_000, 235_000];

@@ -6,6 +6,7 @@ import { en, Faker } from '@faker-js/faker';
 import type { DataSetInput } from '../import/schema.js';
 import { compensationColumns, payOf } from './compensation.js';
 import { DEMO_ORGANIZATION } from './organization.js';
+import type { Person } from './person.js';
 
 const SEED = 20_250_101;
 // The currency of every demo cycle: compensation amounts are in it, whatever currency an
@@ -88,17 +89,6 @@ const CYCLES = [
     people: 300,
   },
 ] as const;
-
-export interface Person {
-  firstName: string;
-  lastName: string;
-  preferredName: string | null;
-  email: string;
-  currency: string;
-  department: string;
-  jobTitle: string;
-  level: number;
-}
 
 function people(faker: Faker, count: number): Person[] {
   const emails = new Set<string>();

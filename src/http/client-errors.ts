@@ -9,7 +9,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyInstance } from 'fastify';
-import { API_RESPONSE_HEADERS } from '../plugins/security-headers.js';
+import { API_RESPONSE_HEADERS } from './security-headers.js';
 
 // Node hands over the bytes received so far as a Buffer (fastify's type says otherwise).
 type ParserError = Omit<ConnectionError, 'rawPacket'> & { rawPacket?: Buffer };

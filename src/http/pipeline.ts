@@ -6,9 +6,9 @@
 // promise and a turn of the event loop's microtasks, a step a function call):
 //
 //   onRequest   1. check       request id, OData-Version of the feed, URL length, Host (below)
-//               2. authenticate the key, when the route needs or is sent one (plugins/authentication.ts)
-//              2b. address     403 from outside the key's address allowlist (plugins/authentication.ts)
-//               3. take quota  one request from the key's quota; 429 when spent (rate-limit/);
+//               2. authenticate the key, when the route needs or is sent one (authentication.ts)
+//              2b. address     403 from outside the key's address allowlist (authentication.ts)
+//               3. take quota  one request from the key's quota; 429 when spent (rate-limit.ts);
 //                              a feed request waits up to 5 s for the next second's instead
 //               4. cached      a kept answer of a cacheable API route is sent (response-cache.ts)
 //   preHandler  5. take turn   a fair turn at the PostgreSQL pool (db/fair-turns.ts)
@@ -17,12 +17,12 @@
 //               7. keep        a built answer is kept for the next request (response-cache.ts)
 //               8. tag         ETag, and 304 for If-None-Match (etag.ts); a 304 gives its quota back
 //               9. label       RateLimit and X-RateLimit-* of the quota as it now stands
-//              10. secure      the JSON security headers (plugins/security-headers.ts)
+//              10. secure      the JSON security headers (security-headers.ts)
 //              11. compress    when the client accepts an encoding (compression.ts)
 //   onResponse 12. record      one access log line and the request metrics
 //              13. audit       the audit log's entry of a request with a valid key, kept for
 //                              this instance's next batch: after the answer, off its path
-//                              (src/audit/)
+//                              (audit.ts; the log itself: src/audit/)
 //
 // A step of onRequest that answers (an error, a 429, a kept answer) returns the reply, and
 // the hook returns it: Fastify then runs nothing more of the request but the onSend and
@@ -41,15 +41,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EndTurn, FairTurns } from '../db/fair-turns.js';
 import { accessLog } from '../logger.js';
-import { FEED_PREFIX } from '../odata/errors.js';
-import { authenticate, checkAddress } from '../plugins/authentication.js';
-import { sendError } from '../plugins/error-handler.js';
-import { secureJson } from '../plugins/security-headers.js';
-import { type Quota, sendQuotaSpent } from '../rate-limit/plugin.js';
+import { authenticate, checkAddress } from './authentication.js';
 import { compress } from './compression.js';
+import { sendError } from './error-handler.js';
 import { conditionalGet } from './etag.js';
+import { FEED_PREFIX } from './odata-errors.js';
+import { type Quota, sendQuotaSpent } from './rate-limit.js';
 import { responseCache } from './response-cache.js';
 import { decorateRouteConfig, routeConfigOf } from './route-config.js';
+import { secureJson } from './security-headers.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -14,7 +14,7 @@
 // client first asks for that encoding (src/http/compression.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge } from 'prom-client';
-import { readScopeOf } from '../plugins/authentication.js';
+import { readScopeOf } from './authentication.js';
 import { encode, encodingFor } from './compression.js';
 import { etagOfBody } from './etag.js';
 import { KeptAnswers, type KeptAnswersLimits } from './kept-answers.js';

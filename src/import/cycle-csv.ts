@@ -5,9 +5,9 @@ import { readColumnSchema } from '../columns/repository.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { toIso } from '../db/values.js';
 import { ManagementError } from '../errors.js';
-import { readScope } from '../modules/api-keys/scope.js';
-import { findMeritCycleRow } from '../modules/merit-cycles/repository.js';
-import { findOrganizationBySlug } from '../modules/organizations/repository.js';
+import { findMeritCycleRow } from '../tenancy/cycles.js';
+import { findOrganizationBySlug } from '../tenancy/organizations.js';
+import { readScope } from '../tenancy/scope.js';
 import { csvProblems, employeesFromCsv } from './csv.js';
 import { ImportError } from './errors.js';
 import {

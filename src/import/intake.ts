@@ -6,7 +6,6 @@
 import { noteColumns, type SeenColumn } from '../columns/schema.js';
 import type { Dialect } from '../db/connect.js';
 import { newId } from '../ids.js';
-import { storedBodyTail } from '../modules/employees/stored-body.js';
 import {
   fileProblem,
   MAX_PROBLEMS,
@@ -25,6 +24,7 @@ import {
   Root,
 } from './schema.js';
 import { BATCH_ROWS, type StagedBatch, type StagedRow, toBatch } from './staging.js';
+import { storedBodyTail } from './stored-body.js';
 
 // The merit cycles of a data set are held in memory until the merge (a few hundred bytes
 // each); so that no file can grow that without bound, a data set (one organisation) has at

@@ -17,14 +17,14 @@ import type { Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
 import { toIso } from '../db/values.js';
 import { newId } from '../ids.js';
-import { storedBodySql } from '../modules/employees/stored-body.js';
-import { findOrganizationBySlug, saveOrganization } from '../modules/organizations/repository.js';
+import { findOrganizationBySlug, saveOrganization } from '../tenancy/organizations.js';
 import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
 import { keepColumnSchema } from './columns.js';
 import { ImportError, type Path } from './errors.js';
 import type { CycleState } from './intake.js';
 import type { ImportMeritCycleRecord, ImportRoot } from './schema.js';
 import { MATCHES, STAGING } from './staging.js';
+import { storedBodySql } from './stored-body.js';
 
 type Tx = Kysely<Database>;
 

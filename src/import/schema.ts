@@ -11,8 +11,11 @@ import { checkColumnValue } from '../columns/types.js';
 import { currencyName, isCurrencyCode } from '../currency/iso4217.js';
 import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
 import { ID_PATTERNS } from '../ids.js';
-import { ELIGIBILITY_STATUSES } from '../modules/employees/schema.js';
-import { MERIT_CYCLE_STATUSES } from '../modules/merit-cycles/schema.js';
+
+/** The statuses a merit cycle may have; the API serves them as loaded. */
+export const MERIT_CYCLE_STATUSES = ['active', 'inactive', 'finalized'] as const;
+/** An employee's eligibility; the API serves it as loaded. */
+export const ELIGIBILITY_STATUSES = ['eligible', 'ineligible'] as const;
 
 // Fields the database keeps as text columns of their own (names, sorting keys) must be
 // storable there: U+0000 cannot be stored in PostgreSQL text, and an unpaired UTF-16

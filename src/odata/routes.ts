@@ -3,17 +3,17 @@
 // and exchange rates, counts, and the query options the feed serves. Every route is an API
 // route: the pipeline (src/http/pipeline.ts) authenticates the key, takes its quota (a
 // feed request waits for the next second's rather than being refused), and writes every
-// error as an OData error body (plugins/error-handler.ts).
+// error as an OData error body (http/error-handler.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import Negotiator from 'negotiator';
 import { readableColumnSchemas } from '../columns/repository.js';
 import { ApiError, notFound } from '../errors.js';
+import { readScopeOf } from '../http/authentication.js';
 import { READ_METHODS } from '../http/schemas.js';
 import { isId } from '../ids.js';
-import type { ReadScope } from '../modules/api-keys/scope.js';
-import { findMeritCycleRow } from '../modules/merit-cycles/repository.js';
-import { readScopeOf } from '../plugins/authentication.js';
+import { findMeritCycleRow } from '../tenancy/cycles.js';
+import type { ReadScope } from '../tenancy/scope.js';
 import { metadataJson, metadataXml } from './csdl.js';
 import { entityJson, selectedProperties, sortValues } from './entities.js';
 import { filterCondition } from './filter.js';

@@ -6,8 +6,8 @@
 // (docs/odata.md, "Cost").
 import { type RawBuilder, sql } from 'kysely';
 import type { Dialect } from '../db/connect.js';
-import type { ReadScope } from '../modules/api-keys/scope.js';
-import { inCycleScope } from '../modules/merit-cycles/repository.js';
+import { inCycleScope } from '../tenancy/cycles.js';
+import type { ReadScope } from '../tenancy/scope.js';
 import type { ColumnProperty, EntitySetName, Property } from './model.js';
 
 type Sql = RawBuilder<unknown>;

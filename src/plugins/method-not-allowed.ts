@@ -4,7 +4,7 @@
 // for another method (a form of the web application) is left alone, and so is a route
 // whose config says `methodNotAllowed: false`.
 import type { FastifyInstance, HTTPMethods } from 'fastify';
-import { sendError } from './error-handler.js';
+import { sendError } from '../http/error-handler.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

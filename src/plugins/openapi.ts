@@ -14,11 +14,11 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { API_KEY_HEADER } from '../http/authentication.js';
 import { BOTH_CURSOR_AND_TOKEN, FULL_SYNC_NEEDED } from '../modules/deltas/walk.js';
 import { FOREIGN_DELTA_TOKEN } from '../pagination/cursor.js';
 import { packageVersion } from '../version.js';
 import { WEBHOOKS_TAG, webhooksDocument } from '../webhooks/openapi.js';
-import { API_KEY_HEADER } from './authentication.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 export const DOCS_PREFIX = '/docs';

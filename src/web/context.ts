@@ -3,8 +3,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type { Actor } from '../audit/entry.js';
 import type { WebhookConfig } from '../config.js';
-import type { Organization } from '../modules/organizations/repository.js';
-import type { User } from '../modules/users/repository.js';
+import type { Organization } from '../tenancy/organizations.js';
+import type { User } from '../users/repository.js';
 
 /** Who a signed-in page is for: the user, their organisation, the session's CSRF token. */
 export interface Signed {

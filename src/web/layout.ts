@@ -2,7 +2,7 @@
 // navigation), the single-card pages (sign-in, messages), list tables, the shown-once
 // panel, the confirm page and a line to copy. Server-rendered HTML; every value is escaped
 // by `html`. Pages (pages/*.views.ts) build their content from these.
-import { FORM_ID_FIELD, newFormId } from '../modules/sessions/forms.js';
+import { FORM_ID_FIELD, newFormId } from '../sessions/forms.js';
 import { webAssets } from './assets.js';
 import type { Signed } from './context.js';
 import { html, type SafeHtml } from './html.js';

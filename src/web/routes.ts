@@ -10,7 +10,7 @@ import type {
   FastifyReply,
   FastifyRequest,
 } from 'fastify';
-import { tokensMatch } from '../modules/sessions/service.js';
+import { tokensMatch } from '../sessions/service.js';
 import { serveAssets } from './assets.js';
 import type { Page, PageContext, PageSettings } from './context.js';
 import {

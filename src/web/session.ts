@@ -3,15 +3,10 @@
 // CSRF check of a form post (and a form sent twice). Also the cookies they read and set.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../audit/entry.js';
-import { findOrganizationById, type Organization } from '../modules/organizations/repository.js';
-import { claimFormId, FORM_ID_FIELD, FORM_ID_SHAPE } from '../modules/sessions/forms.js';
-import {
-  resumeSession,
-  SESSION_MAX_MS,
-  type Session,
-  tokensMatch,
-} from '../modules/sessions/service.js';
-import type { User } from '../modules/users/repository.js';
+import { claimFormId, FORM_ID_FIELD, FORM_ID_SHAPE } from '../sessions/forms.js';
+import { resumeSession, SESSION_MAX_MS, type Session, tokensMatch } from '../sessions/service.js';
+import { findOrganizationById, type Organization } from '../tenancy/organizations.js';
+import type { User } from '../users/repository.js';
 import {
   formField,
   isHttps,

@@ -6,11 +6,8 @@ import { withRecordedAction } from '../audit/repository.js';
 import type { Db } from '../db/connect.js';
 import { ManagementError } from '../errors.js';
 import { newId } from '../ids.js';
-import {
-  findOrganizationById,
-  findOrganizationBySlug,
-} from '../modules/organizations/repository.js';
 import { seal } from '../sealed-text.js';
+import { findOrganizationById, findOrganizationBySlug } from '../tenancy/organizations.js';
 import { checkEndpointUrl, RefusedAddressError } from './address-filter.js';
 import { EVENT_TYPES, isSubscribableEventType } from './events.js';
 import { recordPing } from './outbox.js';

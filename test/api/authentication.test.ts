@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readKeysRevision } from '../../src/modules/api-keys/repository.js';
-import { listOrganizationApiKeys, revokeApiKeyById } from '../../src/modules/api-keys/service.js';
-import { UNCONFIRMED_MS } from '../../src/modules/api-keys/verifier.js';
+import { readKeysRevision } from '../../src/api-keys/repository.js';
+import { listOrganizationApiKeys, revokeApiKeyById } from '../../src/api-keys/service.js';
+import { UNCONFIRMED_MS } from '../../src/api-keys/verifier.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { withWrongChecksum } from '../helpers/api-expectations.js';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';

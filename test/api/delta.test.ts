@@ -17,7 +17,13 @@ import {
   LARGE_CYCLE,
   largeCycleDataSet,
 } from '../fixtures/data-sets.js';
-import { employeesPath, errorBody, MERIT_CYCLES, walkPages } from '../helpers/api-expectations.js';
+import {
+  employeesPath,
+  errorBody,
+  MERIT_CYCLES,
+  walkPages,
+  withCharacterChanged,
+} from '../helpers/api-expectations.js';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
 const CYCLES_DELTA = `${MERIT_CYCLES}/delta`;
@@ -329,7 +335,7 @@ describe('tokens and cursors', () => {
     const globexKey = await server.createKey(GLOBEX, 'other org');
     const globexCycles = await walkDelta(CYCLES_DELTA, { key: globexKey });
 
-    const tampered = `${annual.token.slice(0, 10)}${annual.token[10] === 'A' ? 'B' : 'A'}${annual.token.slice(11)}`;
+    const tampered = withCharacterChanged(annual.token, 10);
     await refused(employeesDelta(CYCLE.annual2025), token(tampered), 400, INVALID);
     await refused(employeesDelta(CYCLE.annual2025), token('not-a-token'), 400, INVALID);
     await refused(CYCLES_DELTA, token(globexCycles.token), 400, INVALID);

@@ -1,4 +1,4 @@
-// GET / (src/modules/home/routes.ts): a browser gets a small page that leads to /docs, /app
+// GET / (src/plugins/home.ts): a browser gets a small page that leads to /docs, /app
 // and a first curl line; an API client — curl's */*, application/json, no Accept at all —
 // keeps the JSON 404 of any unknown path (docs/api-behaviour.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,12 +3,12 @@
 // of a rolled key's old secret, the secret gets exactly the 401 of an unknown key, on
 // every instance at the same moment.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readKeysRevision } from '../../src/modules/api-keys/repository.js';
+import { readKeysRevision } from '../../src/api-keys/repository.js';
 import {
   listOrganizationApiKeys,
   revokeApiKeyById,
   rollApiKeyById,
-} from '../../src/modules/api-keys/service.js';
+} from '../../src/api-keys/service.js';
 import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 

@@ -5,7 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Employee } from '../../src/modules/employees/schema.js';
 import { FEED_CYCLE, FEEDCO, feedDataSet } from '../fixtures/feed-data-sets.js';
-import { employeesPath, walkPages } from '../helpers/api-expectations.js';
+import {
+  employeesPath,
+  walkPages,
+  withCharacterChanged,
+  withWrongChecksum,
+} from '../helpers/api-expectations.js';
 import { FEED, feed, walk } from '../helpers/feed.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -374,7 +379,7 @@ describe('the OData feed', () => {
   it('answers bad input with a clear 400 and serves nothing', async () => {
     const first = await get('/Employees?$select=id', { prefer: 'odata.maxpagesize=2' });
     const token = new URL(first.json['@odata.nextLink']).searchParams.get('$skiptoken') as string;
-    const tampered = `${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`;
+    const tampered = withCharacterChanged(token, 10);
     const cases: [string, RegExp][] = [
       ['/Employees?$filter=lastName eq', /\$filter is not valid OData syntax/],
       ["/Employees?$filter=nosuch eq 'x'", /Employee has no property nosuch/],
@@ -455,7 +460,7 @@ describe('the OData feed', () => {
   it('authenticates with HTTP Basic (the key as password) and answers 401 with the challenge and the OData body', async () => {
     const basic = await feed(server, '/Employees/$count', { basic: key });
     expect(basic.status).toBe(200);
-    for (const options of [{}, { basic: 'not-a-key' }, { key: `${key.slice(0, -1)}x` }]) {
+    for (const options of [{}, { basic: 'not-a-key' }, { key: withWrongChecksum(key) }]) {
       const response = await feed(server, '/$metadata', options);
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Basic realm="compplan"');

@@ -9,7 +9,7 @@ import {
   listOrganizationApiKeys,
   revokeApiKeyById,
   rollApiKeyById,
-} from '../../src/modules/api-keys/service.js';
+} from '../../src/api-keys/service.js';
 import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import { FEED_CYCLE, FEEDCO, feedDataSet } from '../fixtures/feed-data-sets.js';
 import { feed, walk } from '../helpers/feed.js';

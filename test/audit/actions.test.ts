@@ -4,18 +4,18 @@
 // removed. Each in the transaction of its action: a refused action records nothing. No
 // entry holds a secret or employee data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ACTOR } from '../../src/audit/entry.js';
-import { DEFAULT_CHANGE_RETENTION_DAYS } from '../../src/config.js';
+import { changeApiKeysSetting } from '../../src/api-keys/organization-setting.js';
 import {
   createApiKey,
   KeyManagementError,
   revokeApiKeyById,
   rollApiKeyById,
-} from '../../src/modules/api-keys/service.js';
+} from '../../src/api-keys/service.js';
+import { CLI_ACTOR } from '../../src/audit/entry.js';
+import { DEFAULT_CHANGE_RETENTION_DAYS } from '../../src/config.js';
 import { removeMeritCycle } from '../../src/modules/merit-cycles/removal.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
-import { changeApiKeysSetting } from '../../src/modules/organizations/service.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
+import { createUser } from '../../src/users/service.js';
 import { addWebhookEndpoint, removeWebhookEndpointById } from '../../src/webhooks/service.js';
 import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -5,8 +5,8 @@
 // and 127.0.0.2, to a server listening on 127.0.0.1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressInRanges, allowedRanges } from '../../src/address-ranges.js';
-import { findActiveKeyByHash } from '../../src/modules/api-keys/repository.js';
-import { hashSecret } from '../../src/modules/api-keys/secret.js';
+import { findActiveKeyByHash } from '../../src/api-keys/repository.js';
+import { hashSecret } from '../../src/api-keys/secret.js';
 import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import { assertConformsToContract } from '../helpers/openapi-contract.js';
 import { nodeRequest } from '../helpers/raw-http.js';

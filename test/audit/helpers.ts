@@ -3,7 +3,7 @@
 import type { AuditEntry } from '../../src/audit/entry.js';
 import { listAuditEntries } from '../../src/audit/repository.js';
 import type { Db } from '../../src/db/connect.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
 
 export async function auditEntriesOf(db: Db, slug: string): Promise<AuditEntry[]> {
   const organization = await findOrganizationBySlug(db, slug);

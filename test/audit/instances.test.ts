@@ -4,10 +4,10 @@
 // last second (each instance writes its entries at least once a second).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/api-keys/service.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { importDataSet } from '../../src/import/load.js';
-import { createApiKey } from '../../src/modules/api-keys/service.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { startCliServer, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';

@@ -2,7 +2,7 @@
 // request that carried a valid key, whatever its status, with what was read and by whom;
 // none for a request without a valid key; never the query string, never employee data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listOrganizationApiKeys } from '../../src/modules/api-keys/service.js';
+import { listOrganizationApiKeys } from '../../src/api-keys/service.js';
 import { ACME, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { auditEntriesOf, requestsOf } from './helpers.js';

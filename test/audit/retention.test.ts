@@ -5,7 +5,7 @@ import { recordAction } from '../../src/audit/repository.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { importDataSet } from '../../src/import/load.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
 import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
 import { startCliServer, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';

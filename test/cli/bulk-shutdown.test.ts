@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/api-keys/service.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { importDataSet } from '../../src/import/load.js';
-import { createApiKey } from '../../src/modules/api-keys/service.js';
 import {
   WIDE_CYCLE,
   WIDE_EMPLOYEES,

@@ -5,8 +5,8 @@
 // index of migration 0010 from the position on, with nothing sorted afterwards.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readScope } from '../../src/modules/api-keys/scope.js';
 import { employeeChangesQuery } from '../../src/modules/deltas/repository.js';
+import { readScope } from '../../src/tenancy/scope.js';
 import { LARGE_CYCLE, largeCycleDataSet } from '../fixtures/data-sets.js';
 import { testDialect } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

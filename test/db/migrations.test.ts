@@ -2,8 +2,8 @@
 // serves the same answers on each side of them, and going down restores what was dropped.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readKeysRevision } from '../../src/api-keys/repository.js';
 import { migrateToLatest, migratorOf } from '../../src/db/migrate.js';
-import { readKeysRevision } from '../../src/modules/api-keys/repository.js';
 import { ACME, ADA_ID, acmeDataSet, CYCLE, GLOBEX, globexDataSet } from '../fixtures/data-sets.js';
 import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/databases.js';
 import { startTestServer } from '../helpers/server.js';

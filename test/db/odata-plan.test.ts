@@ -7,9 +7,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statementNames } from '../../src/db/statement-cache.js';
-import { readScope } from '../../src/modules/api-keys/scope.js';
 import { pageSql } from '../../src/odata/repository.js';
 import { sourceOf } from '../../src/odata/sources.js';
+import { readScope } from '../../src/tenancy/scope.js';
 import { ACME, LARGE_CYCLE, largeCycleDataSet } from '../fixtures/data-sets.js';
 import { testDialect } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

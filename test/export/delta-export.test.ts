@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';
 import { employeeId, SDK_CYCLE, SDK_ORG, sdkDataSet } from '../client/fixtures.js';
+import { withWrongChecksum } from '../helpers/api-expectations.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { parseCsv } from './csv-parse.js';
@@ -68,7 +69,7 @@ describe('compplan export --delta', () => {
 
     await server.load(changed(), { prune: true });
     // A run that fails (a revoked or wrong key) writes nothing and keeps the old token.
-    const failed = await cli([...employees, '--delta', state], `${key.slice(0, -2)}xx`);
+    const failed = await cli([...employees, '--delta', state], withWrongChecksum(key));
     expect(failed.code).toBe(1);
     expect(JSON.parse(readFileSync(state, 'utf8'))).toStrictEqual(saved);
 

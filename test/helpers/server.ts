@@ -2,6 +2,7 @@
 // real import path. Each call gets its own database, so test files never share state.
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { createApiKey, type NewKeyInput } from '../../src/api-keys/service.js';
 import { buildApp, type ServerTimeouts } from '../../src/app.js';
 import {
   type Config,
@@ -13,7 +14,6 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { type ImportOptions, type ImportSummary, importDataSet } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
-import { createApiKey, type NewKeyInput } from '../../src/modules/api-keys/service.js';
 import { WEBHOOK_SCHEDULE, type WebhookSchedule } from '../../src/webhooks/schedule.js';
 import { createTestDatabase } from './databases.js';
 import { assertConformsToContract } from './openapi-contract.js';

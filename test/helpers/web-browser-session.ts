@@ -1,7 +1,7 @@
 // A user of the web application signed in in a real browser page: made with a one-time
 // password (as `compplan users create` does), signed in, own password chosen.
 import type { Page } from 'playwright-core';
-import { createUser } from '../../src/modules/users/service.js';
+import { createUser } from '../../src/users/service.js';
 import type { TestServer } from './server.js';
 
 export async function signInNewOwner(

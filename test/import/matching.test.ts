@@ -1,12 +1,9 @@
 // Matching on re-import, optional fields and --prune (docs/import-format.md).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { KeyManagementError } from '../../src/api-keys/service.js';
 import type { DataSetInput } from '../../src/import/schema.js';
-import { KeyManagementError } from '../../src/modules/api-keys/service.js';
-import {
-  listOrganizations,
-  setApiKeysEnabled,
-} from '../../src/modules/organizations/repository.js';
+import { listOrganizations, setApiKeysEnabled } from '../../src/tenancy/organizations.js';
 import { ACME, ADA_ID, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { listAll } from '../helpers/snapshot.js';

@@ -1,4 +1,4 @@
-// The API key secret (src/modules/api-keys/secret.ts): `cpk_` + 36 random base62
+// The API key secret (src/api-keys/secret.ts): `cpk_` + 36 random base62
 // characters + a 6-character checksum; only its SHA-256 is stored.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import {
   hashSecret,
   isWellFormedSecret,
   SECRET_LENGTH,
-} from '../../src/modules/api-keys/secret.js';
+} from '../../src/api-keys/secret.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM = 36;

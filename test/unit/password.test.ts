@@ -1,7 +1,7 @@
 // Password hashes of the web application's users: scrypt, salted per password, in a
 // versioned string that names its parameters.
 import { describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '../../src/modules/users/password.js';
+import { hashPassword, verifyPassword } from '../../src/users/password.js';
 
 const HASH = /^\$scrypt\$v=1\$n=32768,r=8,p=1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/;
 

@@ -6,7 +6,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
 import { addWebhookEndpoint, testWebhookEndpoint } from '../../src/webhooks/service.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

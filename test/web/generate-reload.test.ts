@@ -4,8 +4,8 @@
 // more. On a desktop (1280 px) and a phone (390 px), with screenshots.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listApiKeys } from '../../src/modules/api-keys/repository.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
+import { listApiKeys } from '../../src/api-keys/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { signInNewOwner } from '../helpers/web-browser-session.js';

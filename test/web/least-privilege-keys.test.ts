@@ -5,9 +5,9 @@
 // test-results/screenshots/.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listApiKeys } from '../../src/modules/api-keys/repository.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { listApiKeys } from '../../src/api-keys/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
+import { createUser } from '../../src/users/service.js';
 import { EDGE_CYCLE, PROTO_CYCLE, UMBRELLA, umbrellaDataSet } from '../fixtures/api-data-sets.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { stopAllProcesses } from '../helpers/cli.js';

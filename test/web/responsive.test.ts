@@ -5,7 +5,7 @@
 // the window does not scroll. Screenshots at both widths.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/modules/api-keys/service.js';
+import { createApiKey } from '../../src/api-keys/service.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { signInNewOwner } from '../helpers/web-browser-session.js';

@@ -6,9 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listApiKeys } from '../../src/modules/api-keys/repository.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { listApiKeys } from '../../src/api-keys/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
+import { createUser } from '../../src/users/service.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { runCli, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';

@@ -4,7 +4,7 @@
 // fits 390 px and 1280 px; screenshots at both widths go to test-results/screenshots/.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findCredentials } from '../../src/modules/users/repository.js';
+import { findCredentials } from '../../src/users/repository.js';
 import { type Browser, launchBrowser, screenshotsAtBothWidths } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { signInNewOwner } from '../helpers/web-browser-session.js';

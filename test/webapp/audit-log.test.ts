@@ -3,9 +3,9 @@
 // organisation only), its filters, and its pages continued with a cursor. And the
 // allowlist field of the generate form.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listApiKeys } from '../../src/modules/api-keys/repository.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { listApiKeys } from '../../src/api-keys/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
+import { createUser } from '../../src/users/service.js';
 import { auditEntriesOf } from '../audit/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { hiddenFieldsOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';

@@ -4,9 +4,9 @@
 // nothing. The browser's view of it (generate, reload: one key) is in test/web.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listApiKeys } from '../../src/modules/api-keys/repository.js';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { listApiKeys } from '../../src/api-keys/repository.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
+import { createUser } from '../../src/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { hiddenFieldsOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 

@@ -1,8 +1,8 @@
 // The web application's sign-in, first-sign-in password change, sessions, sign-out and
 // CSRF protection, over real HTTP against the real app and database (both dialects).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SESSION_IDLE_MS } from '../../src/modules/sessions/service.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { SESSION_IDLE_MS } from '../../src/sessions/service.js';
+import { createUser } from '../../src/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { csrfTokenOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 

@@ -2,13 +2,10 @@
 // generate, revoke and change the permission; what the pages show; tenant isolation;
 // and that the pages live outside the API (no key, no 405 of the read-only API).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listApiKeys } from '../../src/modules/api-keys/repository.js';
-import { createApiKey } from '../../src/modules/api-keys/service.js';
-import {
-  findOrganizationBySlug,
-  setApiKeysEnabled,
-} from '../../src/modules/organizations/repository.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { listApiKeys } from '../../src/api-keys/repository.js';
+import { createApiKey } from '../../src/api-keys/service.js';
+import { findOrganizationBySlug, setApiKeysEnabled } from '../../src/tenancy/organizations.js';
+import { createUser } from '../../src/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 

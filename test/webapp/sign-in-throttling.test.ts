@@ -1,7 +1,7 @@
 // Sign-in throttling: attempts are counted per account and per client address, before
 // the password is checked, so that over the limit even the right password gets 429.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/modules/users/service.js';
+import { createUser } from '../../src/users/service.js';
 import {
   SIGN_IN_ATTEMPTS_PER_ACCOUNT,
   SIGN_IN_ATTEMPTS_PER_ADDRESS,

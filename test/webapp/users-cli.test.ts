@@ -5,7 +5,7 @@ import type { DatabaseConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { importDataSet } from '../../src/import/load.js';
-import { verifyPassword } from '../../src/modules/users/password.js';
+import { verifyPassword } from '../../src/users/password.js';
 import { runCli, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { webDataSet } from '../helpers/web-client.js';

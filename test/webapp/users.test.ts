@@ -2,8 +2,8 @@
 // shown once), change roles, reset passwords and remove users (their sessions end at once);
 // administrators are refused; the last owner stays, even against two requests at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findCredentials } from '../../src/modules/users/repository.js';
-import { changeUserRole, createUser, removeUser } from '../../src/modules/users/service.js';
+import { findCredentials } from '../../src/users/repository.js';
+import { changeUserRole, createUser, removeUser } from '../../src/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   hiddenFieldsOf,

@@ -3,8 +3,8 @@
 // verifies with that secret, sees the delivery listed, and removes the endpoint after a
 // confirmation; refused URLs and other organisations' endpoints change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
-import { createUser } from '../../src/modules/users/service.js';
+import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
+import { createUser } from '../../src/users/service.js';
 import { listWebhookEndpoints } from '../../src/webhooks/repository.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
 import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';

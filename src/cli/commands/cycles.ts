@@ -31,7 +31,7 @@ export function registerCycles(program: Command): void {
       'print a JSON array of {"id","name","status","startDate","currency","employees"}',
     )
     .action(async (options: { org: string; json?: boolean }) => {
-      const { findOrganizationBySlug } = await import('../../modules/organizations/repository.js');
+      const { findOrganizationBySlug } = await import('../../tenancy/organizations.js');
       const { listOrganizationCycles } = await import('../../modules/merit-cycles/overview.js');
       const list = await withDatabase(configFromEnvironment(), async ({ db }) => {
         const organization = await findOrganizationBySlug(db, options.org);

@@ -15,7 +15,8 @@ import {
   type ExportRequest,
   runExport,
 } from '../../export/export.js';
-import { MERIT_CYCLE_STATUSES, type MeritCycleStatus } from '../../modules/merit-cycles/schema.js';
+import { MERIT_CYCLE_STATUSES } from '../../import/schema.js';
+import type { MeritCycleStatus } from '../../modules/merit-cycles/schema.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
 import { interruptible } from '../interruption.js';
 import {

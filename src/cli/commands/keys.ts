@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { ApiKey } from '../../modules/api-keys/repository.js';
-import { DEFAULT_GRACE, EXPIRING_SOON_MS, parseList } from '../../modules/api-keys/restrictions.js';
+import type { ApiKey } from '../../api-keys/repository.js';
+import { DEFAULT_GRACE, EXPIRING_SOON_MS, parseList } from '../../api-keys/restrictions.js';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 import { baseUrlHelp, serverAddress } from '../server-address.js';
 
-const service = () => import('../../modules/api-keys/service.js');
+const service = () => import('../../api-keys/service.js');
 
 interface CreateOptions {
   org: string;

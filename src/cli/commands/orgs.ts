@@ -10,7 +10,7 @@ export function registerOrgs(program: Command): void {
     .description('List organisations with their settings')
     .option('--json', 'print JSON instead of a table')
     .action(async (options: { json?: boolean }) => {
-      const { listOrganizations } = await import('../../modules/organizations/repository.js');
+      const { listOrganizations } = await import('../../tenancy/organizations.js');
       const organizations = await withDatabase(configFromEnvironment(), (database) =>
         listOrganizations(database.db),
       );
@@ -46,8 +46,8 @@ export function registerOrgs(program: Command): void {
         .makeOptionMandatory(),
     )
     .action(async (slug: string, options: { apiKeys: 'enabled' | 'disabled' }) => {
-      const { findOrganizationBySlug } = await import('../../modules/organizations/repository.js');
-      const { changeApiKeysSetting } = await import('../../modules/organizations/service.js');
+      const { findOrganizationBySlug } = await import('../../tenancy/organizations.js');
+      const { changeApiKeysSetting } = await import('../../api-keys/organization-setting.js');
       const { CLI_ACTOR } = await import('../../audit/entry.js');
       await withDatabase(configFromEnvironment(), async ({ db }) => {
         const organization = await findOrganizationBySlug(db, slug);

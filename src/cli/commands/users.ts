@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
-import { ROLES, type Role } from '../../modules/users/repository.js';
-import { createUser, listOrganizationUsers, removeUser } from '../../modules/users/service.js';
+import { ROLES, type Role } from '../../users/repository.js';
+import { createUser, listOrganizationUsers, removeUser } from '../../users/service.js';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 import { baseUrlHelp, serverAddress } from '../server-address.js';
 

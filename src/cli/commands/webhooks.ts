@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseList } from '../../modules/api-keys/restrictions.js';
+import { parseList } from '../../api-keys/restrictions.js';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 
 const service = () => import('../../webhooks/service.js');

@@ -2,7 +2,9 @@
 // column is the organisation, in the order the API pages in.
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function initialSchema(dialect: Dialect) {
   // Timestamps: ISO text in SQLite (which sorts correctly as text, since every value is

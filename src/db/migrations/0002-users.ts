@@ -1,7 +1,9 @@
 // The web application's users and their sign-in sessions (Settings → Connections and
 // Roles & Permissions are pages of the web application, not of the API).
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function usersSchema(dialect: Dialect) {
   // The same column types as 0001: ISO text / timestamptz(3), integer / boolean.
@@ -18,7 +20,7 @@ export function usersSchema(dialect: Dialect) {
         // Lower-cased email: sign-in finds a user by it, so it is unique in the installation.
         .addColumn('email_key', 'text', (c) => c.notNull().unique())
         .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('owner', 'admin')`))
-        // A versioned scrypt hash string (modules/users/password.ts), never a password.
+        // A versioned scrypt hash string (src/users/password.ts), never a password.
         .addColumn('password_hash', 'text', (c) => c.notNull())
         // Set while the password is the one-time password the CLI printed.
         .addColumn('must_change_password', flag, (c) => c.notNull())

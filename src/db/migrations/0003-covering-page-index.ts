@@ -9,7 +9,9 @@
 // employee's body (its columns are open) may be larger, which would make such an import
 // fail. Its heap reads are served from shared buffers.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function coveringPageIndex(dialect: Dialect) {
   return {

@@ -3,7 +3,9 @@
 // bytes of an employee's 1.9 KB on SQLite (table and indexes) it was a tenth of what every
 // import wrote (docs/benchmarks.md). On SQLite, dropping it rewrites the table once.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function columnsOnlyInBody(dialect: Dialect) {
   return {

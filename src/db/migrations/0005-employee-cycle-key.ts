@@ -10,7 +10,9 @@
 // table's constraints means copying it); there a check is a lookup in the parent's index,
 // a few per cent of an insert, the same for one key or two.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function employeeCycleKey(dialect: Dialect) {
   return {

@@ -17,7 +17,9 @@
 // organization_id) → merit_cycles (id, organization_id), instead of one to each, so that
 // on both databases an employee belongs to its cycle's organisation.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 const COLUMNS = sql.raw(
   'id, organization_id, merit_cycle_id, email, email_key, first_name, last_name, preferred_name, currency_code, currency_name, eligibility_status, body',

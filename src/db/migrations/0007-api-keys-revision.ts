@@ -4,22 +4,24 @@
 // organisation changed, or the key deleted. Creating a key or recording its last use
 // does not count: neither can make a cached answer about a key wrong.
 //
-// Each server reads this row once a second (src/modules/api-keys/verifier.ts) instead of
+// Each server reads this row once a second (src/api-keys/verifier.ts) instead of
 // looking every key up again every few seconds: a key in use costs one database read
 // when first seen, however long the pauses between its requests, and a revocation still
 // reaches every instance within the 5 seconds docs/api-behaviour.md promises (within about one).
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 // The columns whose change can make a key that was valid invalid.
-export const WATCHED = 'revoked_at, secret_hash, organization_id';
+const WATCHED = 'revoked_at, secret_hash, organization_id';
 const BUMP = 'update api_keys_revision set revision = revision + 1 where id = 1';
 
 /**
  * (Re)creates the trigger that bumps the revision when one of `columns` of a key is
  * updated; migrations that add what a verified key carries widen the list.
  */
-export async function watchKeyColumns(
+async function watchKeyColumns(
   db: Kysely<unknown>,
   dialect: Dialect,
   columns: string,

@@ -3,14 +3,16 @@
 // leads to; and the forms a session has sent, so that the same form sent again (a reload
 // of its answer, Back and resend, a double click) does nothing.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function webForms(dialect: Dialect) {
   const timestamp = dialect === 'postgres' ? sql`timestamptz(3)` : sql`text`;
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       // Sealed with a key derived from the session id, which only the browser holds
-      // (src/modules/sessions/one-time-view.ts): never the secret in clear.
+      // (src/sessions/one-time-view.ts): never the secret in clear.
       await db.schema.alterTable('sessions').addColumn('one_time_view', 'text').execute();
       await db.schema
         .createTable('session_forms')

@@ -12,10 +12,13 @@
 // hand, reaches every instance within about a second. Expiry needs no event: the verifier
 // compares it with the clock on every request.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
-import { WATCHED, watchKeyColumns } from './0007-api-keys-revision.js';
 
-export const ADDED_WATCHED =
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
+
+// The columns migration 0007's trigger watches, and those this one adds to them.
+const WATCHED = 'revoked_at, secret_hash, organization_id';
+const ADDED_WATCHED =
   'cycle_scope, hidden_columns, expires_at, previous_secret_hash, previous_secret_expires_at';
 
 export function leastPrivilegeKeys(dialect: Dialect) {
@@ -61,4 +64,26 @@ export function leastPrivilegeKeys(dialect: Dialect) {
       }
     },
   };
+}
+
+// The keys-revision trigger of migration 0007, recreated to watch `columns` (0007's
+// watchKeyColumns as it was when this migration was written).
+async function watchKeyColumns(
+  db: Kysely<unknown>,
+  dialect: Dialect,
+  columns: string,
+): Promise<void> {
+  if (dialect === 'postgres') {
+    await sql.raw('drop trigger if exists api_keys_changed on api_keys').execute(db);
+    await sql
+      .raw(`create trigger api_keys_changed after update of ${columns} or delete
+        on api_keys for each statement execute function api_keys_changed()`)
+      .execute(db);
+  } else {
+    await sql.raw('drop trigger if exists api_keys_changed').execute(db);
+    await sql
+      .raw(`create trigger api_keys_changed after update of ${columns} on api_keys
+        begin update api_keys_revision set revision = revision + 1 where id = 1; end`)
+      .execute(db);
+  }
 }

@@ -20,7 +20,9 @@
 // reference nothing: a removed cycle's row is gone, and its employees' tombstones are
 // deleted with it (the cycle's own tombstone stands for them: its employee delta is 404).
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function changeTracking(dialect: Dialect) {
   const timestamp = dialect === 'postgres' ? sql`timestamptz(3)` : sql`text`;

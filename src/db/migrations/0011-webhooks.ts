@@ -8,7 +8,9 @@
 // partial backup shows no usable secret. docs/webhooks.md says what this does not cover.
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export const WEBHOOK_SECRET_KEY = 'webhook-secret-sealing-key';
 

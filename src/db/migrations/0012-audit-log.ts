@@ -9,11 +9,14 @@
 // A key's address allowlist lives on its row like the rest of its scope (migration 0009),
 // and the keys-revision trigger watches it, so that a change reaches every instance.
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
-import { WATCHED, watchKeyColumns } from './0007-api-keys-revision.js';
-import { ADDED_WATCHED } from './0009-least-privilege-keys.js';
 
-const WATCHED_BEFORE = `${WATCHED}, ${ADDED_WATCHED}`;
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
+
+// The columns the keys-revision trigger watches after migrations 0007 and 0009.
+const WATCHED_BEFORE =
+  'revoked_at, secret_hash, organization_id, ' +
+  'cycle_scope, hidden_columns, expires_at, previous_secret_hash, previous_secret_expires_at';
 
 export function auditLog(dialect: Dialect) {
   const timestamp = dialect === 'postgres' ? sql`timestamptz(3)` : sql`text`;
@@ -75,4 +78,26 @@ export function auditLog(dialect: Dialect) {
       await db.schema.dropTable('audit_entries').execute();
     },
   };
+}
+
+// The keys-revision trigger of migration 0007, recreated to watch `columns` (0007's
+// watchKeyColumns as it was when this migration was written).
+async function watchKeyColumns(
+  db: Kysely<unknown>,
+  dialect: Dialect,
+  columns: string,
+): Promise<void> {
+  if (dialect === 'postgres') {
+    await sql.raw('drop trigger if exists api_keys_changed on api_keys').execute(db);
+    await sql
+      .raw(`create trigger api_keys_changed after update of ${columns} or delete
+        on api_keys for each statement execute function api_keys_changed()`)
+      .execute(db);
+  } else {
+    await sql.raw('drop trigger if exists api_keys_changed').execute(db);
+    await sql
+      .raw(`create trigger api_keys_changed after update of ${columns} on api_keys
+        begin update api_keys_revision set revision = revision + 1 where id = 1; end`)
+      .execute(db);
+  }
 }

@@ -14,9 +14,17 @@
 // checks (a `number` kept as a JSON number): what the API serves does not change under a
 // migration, and no change is announced to delta readers or webhooks for it.
 import { type Kysely, sql } from 'kysely';
-import { byCodePoint } from '../../columns/order.js';
-import type { ColumnDescription } from '../../columns/schema.js';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
+
+/** A column as this migration stores it: the JSON of the merit_cycle_columns row. */
+interface ColumnDescription {
+  key: string;
+  name: string;
+  type: string;
+  parts: { key: string; type: 'text' | 'currency' }[] | null;
+}
 
 interface ColumnRow {
   merit_cycle_id: string;
@@ -143,4 +151,17 @@ function isMoreFrequent(row: ColumnRow, best: ColumnRow): boolean {
     byCodePoint(row.type ?? '', best.type ?? '') < 0 ||
     (row.type === best.type && byCodePoint(row.name ?? '', best.name ?? '') < 0)
   );
+}
+
+/** Compares strings by code point, the order of every database (src/columns/order.ts's
+ * byCodePoint as it was when this migration was written). */
+function byCodePoint(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let index = 0; index < length; index++) {
+    const x = a.codePointAt(index) as number;
+    const y = b.codePointAt(index) as number;
+    if (x !== y) return x - y;
+    if (x > 0xffff) index++;
+  }
+  return a.length - b.length;
 }

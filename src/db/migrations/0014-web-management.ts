@@ -4,7 +4,9 @@
 // import (src/import/cycle-imports.ts) rather than counted for each page: an exact count of
 // a cycle of a million employees reads all its index entries (docs/web-app.md).
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../connect.js';
+
+/** The databases this migration was written for. */
+type Dialect = 'sqlite' | 'postgres';
 
 export function webManagement(dialect: Dialect) {
   const timestamp = dialect === 'postgres' ? sql`timestamptz(3)` : sql`text`;

@@ -13,7 +13,7 @@
 // read whole), then await the oldest one's bytes and push them.
 import { Readable } from 'node:stream';
 import type { Dialect } from '../../db/connect.js';
-import type { ReadScope } from '../api-keys/scope.js';
+import type { ReadScope } from '../../tenancy/scope.js';
 import { afterLastText, readEmployeeTexts } from '../employees/repository.js';
 import type { EmployeeAfter } from '../employees/schema.js';
 import type { ChunkWriter } from './formats.js';

@@ -4,8 +4,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { isId } from '../../ids.js';
-import type { ReadScope } from '../api-keys/scope.js';
-import { inCycleScope } from '../merit-cycles/repository.js';
+import { inCycleScope } from '../../tenancy/cycles.js';
+import type { ReadScope } from '../../tenancy/scope.js';
 
 /**
  * The version of what the cycle's employees are, or undefined when the scope may not read

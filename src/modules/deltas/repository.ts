@@ -10,9 +10,10 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Db, Dialect } from '../../db/connect.js';
 import type { MeritCycleRow } from '../../db/types.js';
 import { isId } from '../../ids.js';
-import type { ReadScope } from '../api-keys/scope.js';
+import { inCycleScope } from '../../tenancy/cycles.js';
+import type { ReadScope } from '../../tenancy/scope.js';
 import { withoutColumnsOf } from '../employees/hidden-columns.js';
-import { inCycleScope, toMeritCycle } from '../merit-cycles/repository.js';
+import { toMeritCycle } from '../merit-cycles/repository.js';
 import type { MeritCycle } from '../merit-cycles/schema.js';
 import { byChangeOrder, type Change, type DeltaState, type DeltaWalk } from './walk.js';
 

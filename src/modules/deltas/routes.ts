@@ -4,10 +4,10 @@
 // are not kept by the response cache, since every last page carries a fresh token.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
+import { readScopeOf } from '../../http/authentication.js';
 import { errorResponses, READ_METHODS } from '../../http/schemas.js';
 import type { CursorScope } from '../../pagination/cursor.js';
 import { pageOfJsonBytes } from '../../pagination/page.js';
-import { readScopeOf } from '../../plugins/authentication.js';
 import { EmployeesParams } from '../employees/schema.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
 import { readEmployeeChanges, readMeritCycleChanges } from './repository.js';

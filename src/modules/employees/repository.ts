@@ -5,8 +5,8 @@ import { sql } from 'kysely';
 import type { Db, Dialect } from '../../db/connect.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
-import type { ReadScope } from '../api-keys/scope.js';
-import { inCycleScope } from '../merit-cycles/repository.js';
+import { inCycleScope } from '../../tenancy/cycles.js';
+import type { ReadScope } from '../../tenancy/scope.js';
 import { withoutColumns } from './hidden-columns.js';
 import type { Employee, EmployeeAfter, EmployeeFilters } from './schema.js';
 

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from '../../errors.js';
+import { readScopeOf } from '../../http/authentication.js';
 import { cycleErrorResponses, errorResponses, READ_METHODS } from '../../http/schemas.js';
 import { type PageRequest, pageOfJsonBytes, resolvePageRequest } from '../../pagination/page.js';
-import { readScopeOf } from '../../plugins/authentication.js';
-import { findMeritCycleRow } from '../merit-cycles/repository.js';
+import { findMeritCycleRow } from '../../tenancy/cycles.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
 import { readEmployeePage } from './repository.js';
 import {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { COLUMN_TYPES } from '../../columns/types.js';
 import { limitParam, nextCursorParam, pageOf } from '../../http/schemas.js';
+import { ELIGIBILITY_STATUSES } from '../../import/schema.js';
 import { MeritCycleId } from '../merit-cycles/schema.js';
 
-export const ELIGIBILITY_STATUSES = ['eligible', 'ineligible'] as const;
 export const EligibilityStatus = z.enum(ELIGIBILITY_STATUSES);
 
 // A column as the employee carries it: one of the six types, whose values are checked by

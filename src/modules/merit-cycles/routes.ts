@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { findColumnSchema } from '../../columns/repository.js';
 import { notFound } from '../../errors.js';
+import { readScopeOf } from '../../http/authentication.js';
 import {
   cycleErrorResponses,
   errorResponses,
@@ -9,15 +10,9 @@ import {
   READ_METHODS,
 } from '../../http/schemas.js';
 import { resolvePageRequest, toPage } from '../../pagination/page.js';
-import { readScopeOf } from '../../plugins/authentication.js';
-import type { ReadScope } from '../api-keys/scope.js';
-import {
-  afterMeritCycle,
-  findMeritCycleRow,
-  listMeritCycles,
-  toExchangeRates,
-  toMeritCycle,
-} from './repository.js';
+import { findMeritCycleRow } from '../../tenancy/cycles.js';
+import type { ReadScope } from '../../tenancy/scope.js';
+import { afterMeritCycle, listMeritCycles, toExchangeRates, toMeritCycle } from './repository.js';
 import {
   ExchangeRates,
   filtersOf,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { PART_TYPES } from '../../columns/types.js';
 import { limitParam, nextCursorParam, pageOf } from '../../http/schemas.js';
+import { MERIT_CYCLE_STATUSES } from '../../import/schema.js';
 
-export const MERIT_CYCLE_STATUSES = ['active', 'inactive', 'finalized'] as const;
 export const MeritCycleStatus = z.enum(MERIT_CYCLE_STATUSES);
 export type MeritCycleStatus = z.infer<typeof MeritCycleStatus>;
 

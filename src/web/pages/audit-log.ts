@@ -3,11 +3,11 @@
 // action and dates; newest first, 50 entries a page, continued with a cursor. Every
 // read is of the signed-in user's organisation, whatever the query says.
 import type { FastifyReply } from 'fastify';
+import { listApiKeys } from '../../api-keys/repository.js';
 import { type AuditFilter, listAuditEntries } from '../../audit/repository.js';
 import { AuditError, actionOf, cursorOf, positionOf, timeOf } from '../../audit/service.js';
 import { isId } from '../../ids.js';
-import { listApiKeys } from '../../modules/api-keys/repository.js';
-import { listUsers } from '../../modules/users/repository.js';
+import { listUsers } from '../../users/repository.js';
 import type { Page } from '../context.js';
 import { sendPage } from '../http.js';
 import { alert, settingsLayout } from '../layout.js';

@@ -1,10 +1,11 @@
 // Settings → Audit log: the filter form, the entries newest first, and the link to older
 // ones. On a phone each entry is a block with its values under their column names, as
 // the key list is (the `stacked` styles).
+
+import type { ApiKey } from '../../api-keys/repository.js';
 import type { AuditAction, AuditEntry } from '../../audit/entry.js';
 import { AUDIT_ACTIONS, REQUEST_ACTION } from '../../audit/entry.js';
-import type { ApiKey } from '../../modules/api-keys/repository.js';
-import type { User } from '../../modules/users/repository.js';
+import type { User } from '../../users/repository.js';
 import type { Signed } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
 import { alert, listTable, settingsLayout, time } from '../layout.js';

@@ -3,11 +3,11 @@
 // and `keys roll`. The same service checks both; its one-line messages name the CLI's
 // options, which the form shows under its own labels.
 import type { FastifyRequest } from 'fastify';
+import { KeyManagementError } from '../../api-keys/errors.js';
+import type { ApiKey } from '../../api-keys/repository.js';
+import { EXPIRING_SOON_MS, parseList } from '../../api-keys/restrictions.js';
+import type { NewKeyInput } from '../../api-keys/service.js';
 import type { Db } from '../../db/connect.js';
-import { KeyManagementError } from '../../modules/api-keys/errors.js';
-import type { ApiKey } from '../../modules/api-keys/repository.js';
-import { EXPIRING_SOON_MS, parseList } from '../../modules/api-keys/restrictions.js';
-import type { NewKeyInput } from '../../modules/api-keys/service.js';
 import { html, type SafeHtml } from '../html.js';
 import { formField } from '../http.js';
 import { PAGES } from '../paths.js';

@@ -3,16 +3,16 @@
 // through the same service as `compplan keys …`, so the page and the command line cannot
 // disagree.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { findApiKey } from '../../modules/api-keys/repository.js';
+import { findApiKey } from '../../api-keys/repository.js';
 import {
   createApiKey,
   KeyManagementError,
   listOrganizationApiKeys,
   revokeApiKeyById,
   rollApiKeyById,
-} from '../../modules/api-keys/service.js';
-import { findOrganizationById } from '../../modules/organizations/repository.js';
-import { keepForOneView, takeOneView } from '../../modules/sessions/one-time-view.js';
+} from '../../api-keys/service.js';
+import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
+import { findOrganizationById } from '../../tenancy/organizations.js';
 import type { Page } from '../context.js';
 import { formField, originOf, redirect, sendPage } from '../http.js';
 import { PAGES, RESENT, routeOf } from '../paths.js';

@@ -1,7 +1,7 @@
 // Settings → Connections: the generate form, the new key shown once, the key list, the BI
 // tools' panel; the revoke confirmation and the roll page (pages/connections.ts).
-import type { ApiKey } from '../../modules/api-keys/repository.js';
-import { KEY_NAME_MAX_LENGTH } from '../../modules/api-keys/service.js';
+import type { ApiKey } from '../../api-keys/repository.js';
+import { KEY_NAME_MAX_LENGTH } from '../../api-keys/service.js';
 import type { Signed } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
 import {

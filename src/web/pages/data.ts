@@ -20,7 +20,7 @@ import {
   type UploadFormat,
   UploadStaging,
 } from '../../import/uploads.js';
-import { keepForOneView, takeOneView } from '../../modules/sessions/one-time-view.js';
+import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
 import type { Page, Signed } from '../context.js';
 import { formField, redirect, sendPage } from '../http.js';
 import { PAGES, RESENT, routeOf } from '../paths.js';

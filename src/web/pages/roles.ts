@@ -1,7 +1,7 @@
 // Settings → Roles & Permissions: owners turn "Allow administrators to generate API keys"
 // on and off — the same setting `compplan orgs set SLUG --api-keys enabled|disabled` changes;
 // administrators see it read-only, and their post gets 403.
-import { changeApiKeysSetting } from '../../modules/organizations/service.js';
+import { changeApiKeysSetting } from '../../api-keys/organization-setting.js';
 import type { Page } from '../context.js';
 import { formField, redirect, sendPage } from '../http.js';
 import { PAGES, RESENT, routeOf } from '../paths.js';

@@ -1,6 +1,6 @@
 // Settings → Roles & Permissions: what each role may do, and the one permission
 // (pages/roles.ts).
-import type { Organization } from '../../modules/organizations/repository.js';
+import type { Organization } from '../../tenancy/organizations.js';
 import type { Signed } from '../context.js';
 import { html } from '../html.js';
 import { alert, RESENT_NOTICE, sessionFormFields, settingsLayout } from '../layout.js';

@@ -9,9 +9,9 @@ import {
   resumeSession,
   startSession,
   tokensMatch,
-} from '../../modules/sessions/service.js';
-import { emailKey, noteSignIn } from '../../modules/users/repository.js';
-import { authenticate, chooseNewPassword, passwordProblem } from '../../modules/users/service.js';
+} from '../../sessions/service.js';
+import { emailKey, noteSignIn } from '../../users/repository.js';
+import { authenticate, chooseNewPassword, passwordProblem } from '../../users/service.js';
 import type { Page } from '../context.js';
 import {
   formField,

@@ -1,5 +1,5 @@
 // Sign-in and the first sign-in's password choice: single-card pages (pages/sign-in.ts).
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../modules/users/password.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../users/password.js';
 import { html } from '../html.js';
 import { alert, csrfField, sessionFormFields, singleCard } from '../layout.js';
 import { PAGES } from '../paths.js';

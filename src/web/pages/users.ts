@@ -1,11 +1,11 @@
 // Settings → Users (owners only; docs/web-app.md): the organisation's users with their
 // role and last sign-in; add a user, change a role, reset a password, remove a user. The
-// same service as `compplan users …` (src/modules/users/service.ts), which keeps the last
+// same service as `compplan users …` (src/users/service.ts), which keeps the last
 // owner. A one-time password is shown once, after the POST that made it
 // (POST/redirect/GET, sealed in the session's one-time view meanwhile); no e-mail is sent.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { keepForOneView, takeOneView } from '../../modules/sessions/one-time-view.js';
-import { ROLES, type Role } from '../../modules/users/repository.js';
+import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
+import { ROLES, type Role } from '../../users/repository.js';
 import {
   changeUserRole,
   createUser,
@@ -13,7 +13,7 @@ import {
   removeUser,
   resetUserPassword,
   UserManagementError,
-} from '../../modules/users/service.js';
+} from '../../users/service.js';
 import type { Page } from '../context.js';
 import { formField, originOf, redirect, sendPage } from '../http.js';
 import { forbiddenPage } from '../layout.js';

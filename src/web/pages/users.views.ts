@@ -1,6 +1,6 @@
 // Settings → Users: the list with each user's role form, the add form, a one-time password
 // shown once, and the remove and reset confirmations (pages/users.ts).
-import { ROLES, type User } from '../../modules/users/repository.js';
+import { ROLES, type User } from '../../users/repository.js';
 import type { Signed } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
 import {

@@ -3,7 +3,7 @@
 // the same service as `compplan webhooks …`; the signing secret is shown once, after the
 // POST that made it (POST/redirect/GET, sealed in the session's one-time view meanwhile).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { keepForOneView, takeOneView } from '../../modules/sessions/one-time-view.js';
+import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import { findWebhookEndpoint, type WebhookEndpoint } from '../../webhooks/repository.js';
 import {

@@ -4,16 +4,16 @@
 // employee keeps (a stored employee matched by email keeps its own), so it stages the text
 // after the id (`storedBodyTail`) and the database puts the final id in front
 // (`storedBodySql`).
-import type { Employee } from './schema.js';
+import type { ImportEmployee } from './schema.js';
 
 // `{"id":"<id>",` then the tail: the id first, and ids (mce_ and a UUID) need no escaping.
 const HEAD_OF_EMPTY_ID = '{"id":"",'.length;
 
 /** The employee in its API form, without its id: the text after `{"id":"<id>",`. */
-export function storedBodyTail(
-  employee: Omit<Employee, 'id' | 'preferredName'> & { preferredName?: string | null },
-): string {
-  const body: Employee = {
+export function storedBodyTail(employee: Omit<ImportEmployee, 'id'>): string {
+  // The API's Employee (src/modules/employees/schema.ts), field for field and in its order:
+  // every page of employees a test reads is checked against openapi.json.
+  const body = {
     id: '',
     email: employee.email,
     firstName: employee.firstName,

@@ -6,15 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { addressInRanges } from '../address-ranges.js';
+import { ApiKeyVerifier, type AuthenticatedKey, UNCONFIRMED_MS } from '../api-keys/verifier.js';
 import { addressRefused, unauthorized } from '../errors.js';
-import { routeConfigOf } from '../http/route-config.js';
-import type { ReadScope } from '../modules/api-keys/scope.js';
-import {
-  ApiKeyVerifier,
-  type AuthenticatedKey,
-  UNCONFIRMED_MS,
-} from '../modules/api-keys/verifier.js';
-import { sendTooManyRequests } from '../rate-limit/plugin.js';
+import type { ReadScope } from '../tenancy/scope.js';
+import { sendTooManyRequests } from './rate-limit.js';
+import { routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

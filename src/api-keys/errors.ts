@@ -1,4 +1,4 @@
-import { ManagementError } from '../../errors.js';
+import { ManagementError } from '../errors.js';
 
 /** A key management request that is refused: one line, and nothing was changed. */
 export class KeyManagementError extends ManagementError {

@@ -4,7 +4,7 @@
 // application under /app, the reference under /docs) keeps the headers its own scope
 // sets: only JSON responses are touched here, and a header a route already set stays.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { routeConfigOf } from '../http/route-config.js';
+import { routeConfigOf } from './route-config.js';
 
 export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   // Nothing a JSON body could be turned into may load or run anything, or be framed.

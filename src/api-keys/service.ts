@@ -1,10 +1,10 @@
 // Key management: what `compplan keys …` and the web application's Settings → Connections
 // do. The secret exists in memory only until it is returned once.
-import { type Actor, CLI_ACTOR } from '../../audit/entry.js';
-import { withRecordedAction } from '../../audit/repository.js';
-import type { Db } from '../../db/connect.js';
-import { newId } from '../../ids.js';
-import { findOrganizationById, findOrganizationBySlug } from '../organizations/repository.js';
+import { type Actor, CLI_ACTOR } from '../audit/entry.js';
+import { withRecordedAction } from '../audit/repository.js';
+import type { Db } from '../db/connect.js';
+import { newId } from '../ids.js';
+import { findOrganizationById, findOrganizationBySlug } from '../tenancy/organizations.js';
 import { KeyManagementError } from './errors.js';
 import {
   type ApiKey,

@@ -3,8 +3,8 @@
 // problem one line that names the option.
 import ms from 'ms';
 import { z } from 'zod';
-import { parseRange } from '../../address-ranges.js';
-import type { Db } from '../../db/connect.js';
+import { parseRange } from '../address-ranges.js';
+import type { Db } from '../db/connect.js';
 import { KeyManagementError } from './errors.js';
 
 /** Durations a person types: a number and a unit (`90d`, `24h`, `30m`, `1.5h`). */

@@ -1,6 +1,6 @@
-import type { Db } from '../../db/connect.js';
-import type { UserRow } from '../../db/types.js';
-import { fromBoolean, toBoolean, toIso } from '../../db/values.js';
+import type { Db } from '../db/connect.js';
+import type { UserRow } from '../db/types.js';
+import { fromBoolean, toBoolean, toIso } from '../db/values.js';
 
 export const ROLES = ['owner', 'admin'] as const;
 export type Role = (typeof ROLES)[number];

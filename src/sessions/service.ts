@@ -3,8 +3,8 @@
 // the database signs nobody in. Each session has its own CSRF token (synchronizer
 // token) that every form it posts must carry back.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../../db/connect.js';
-import { toIso } from '../../db/values.js';
+import type { Db } from '../db/connect.js';
+import { toIso } from '../db/values.js';
 import { findUserById, type User } from '../users/repository.js';
 
 /** A session ends this long after its last request … */

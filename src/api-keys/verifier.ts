@@ -16,7 +16,7 @@
 // be seen: it is kept with the answer and compared with the clock on every request, so
 // an expired secret gets the unknown key's 401 on every instance at the same moment.
 import { LRUCache } from 'lru-cache';
-import type { Db, Dialect } from '../../db/connect.js';
+import type { Db, Dialect } from '../db/connect.js';
 import {
   type ActiveKey,
   findActiveKeyByHash,

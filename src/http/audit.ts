@@ -6,11 +6,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
+import { purgeAuditEntries } from '../audit/repository.js';
+import { AuditWriter } from '../audit/writer.js';
+import { AuditWriterThread, writeDirectly } from '../audit/writer-thread.js';
 import { type DatabaseConfig, DEFAULT_AUDIT_RETENTION_DAYS } from '../config.js';
-import { routeConfigOf } from '../http/route-config.js';
-import { purgeAuditEntries } from './repository.js';
-import { AuditWriter } from './writer.js';
-import { AuditWriterThread, writeDirectly } from './writer-thread.js';
+import { routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,6 +1,6 @@
-import type { Db } from '../../db/connect.js';
-import type { OrganizationRow } from '../../db/types.js';
-import { fromBoolean, toBoolean, toIso } from '../../db/values.js';
+import type { Db } from '../db/connect.js';
+import type { OrganizationRow } from '../db/types.js';
+import { fromBoolean, toBoolean, toIso } from '../db/values.js';
 
 export interface Organization {
   id: string;

@@ -5,8 +5,8 @@
 // its SHA-256), so a copy of the database opens nothing. The first read clears it; one
 // left unread (the browser closed) is dropped after VIEW_TTL_MS or with the session.
 import { createHmac } from 'node:crypto';
-import type { Db } from '../../db/connect.js';
-import { seal, unseal } from '../../sealed-text.js';
+import type { Db } from '../db/connect.js';
+import { seal, unseal } from '../sealed-text.js';
 import { hashId } from './service.js';
 
 const VIEW_TTL_MS = 10 * 60 * 1000;

@@ -9,10 +9,10 @@ import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { RATE_LIMITED_MESSAGE } from '../errors.js';
-import { isFeedRequest, odataErrorBody } from '../odata/errors.js';
-import { DownloadSlots } from './download-slots.js';
-import { type RateLimitStoreState, RedisLink } from './redis-link.js';
-import { type WindowCount, WindowCounter, type WindowLimit } from './window-counter.js';
+import { DownloadSlots } from '../rate-limit/download-slots.js';
+import { type RateLimitStoreState, RedisLink } from '../rate-limit/redis-link.js';
+import { type WindowCount, WindowCounter, type WindowLimit } from '../rate-limit/window-counter.js';
+import { isFeedRequest, odataErrorBody } from './odata-errors.js';
 
 const KEY_WINDOW_MS = 1_000;
 export const AUTH_FAILURE_LIMIT = 20;

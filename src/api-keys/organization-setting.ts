@@ -1,9 +1,9 @@
 // Changing an organisation's settings (Settings → Roles & Permissions, `compplan orgs
 // set`): the change and its audit log entry in one transaction.
-import type { Actor } from '../../audit/entry.js';
-import { withRecordedAction } from '../../audit/repository.js';
-import type { Db } from '../../db/connect.js';
-import { setApiKeysEnabled } from './repository.js';
+import type { Actor } from '../audit/entry.js';
+import { withRecordedAction } from '../audit/repository.js';
+import type { Db } from '../db/connect.js';
+import { setApiKeysEnabled } from '../tenancy/organizations.js';
 
 /** May administrators generate API keys? */
 export async function changeApiKeysSetting(

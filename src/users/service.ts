@@ -2,15 +2,15 @@
 // pages do, written once for all of them; each change recorded in the audit log in its
 // transaction.
 import { type Kysely, sql } from 'kysely';
-import { type Actor, CLI_ACTOR, type ManagementAction } from '../../audit/entry.js';
-import { recordAction, withRecordedAction } from '../../audit/repository.js';
-import type { Db } from '../../db/connect.js';
-import type { Database } from '../../db/types.js';
-import { fromBoolean } from '../../db/values.js';
-import { EMAIL_MAX_LENGTH, emailAddress } from '../../email.js';
-import { ManagementError } from '../../errors.js';
-import { newId } from '../../ids.js';
-import { findOrganizationBySlug, type Organization } from '../organizations/repository.js';
+import { type Actor, CLI_ACTOR, type ManagementAction } from '../audit/entry.js';
+import { recordAction, withRecordedAction } from '../audit/repository.js';
+import type { Db } from '../db/connect.js';
+import type { Database } from '../db/types.js';
+import { fromBoolean } from '../db/values.js';
+import { EMAIL_MAX_LENGTH, emailAddress } from '../email.js';
+import { ManagementError } from '../errors.js';
+import { newId } from '../ids.js';
+import { findOrganizationBySlug, type Organization } from '../tenancy/organizations.js';
 import {
   generateOneTimePassword,
   hashPassword,

@@ -2,7 +2,7 @@
 // next to the session's CSRF token. The first post of a form id is taken; the same form
 // sent again — the browser resending it after Back, a double click, a replayed request —
 // is recognised and does nothing (docs/web-app.md).
-import type { Db } from '../../db/connect.js';
+import type { Db } from '../db/connect.js';
 import { hashId, randomToken } from './service.js';
 
 export const FORM_ID_FIELD = '_form';

@@ -1,7 +1,7 @@
 // The feed's errors (docs/odata.md, "Errors"): the OData JSON error body
 // `{ "error": { "code", "message" } }` with the status REST would give, for every answer
 // under the feed's path, those of the pipeline (401, 429, 503, …) included. Routes throw
-// ApiError as everywhere; the error handler writes the body (plugins/error-handler.ts).
+// ApiError as everywhere; the error handler writes the body (error-handler.ts).
 import type { FastifyRequest } from 'fastify';
 
 export const FEED_PREFIX = '/odata/';

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { allowedRanges, type Range } from '../../address-ranges.js';
-import type { Db, Dialect } from '../../db/connect.js';
-import type { ApiKeyRow } from '../../db/types.js';
-import { toIso, toIsoOrNull } from '../../db/values.js';
-import { fromStoredList, type ReadScope, readScope, toStoredList } from './scope.js';
+import { allowedRanges, type Range } from '../address-ranges.js';
+import type { Db, Dialect } from '../db/connect.js';
+import type { ApiKeyRow } from '../db/types.js';
+import { toIso, toIsoOrNull } from '../db/values.js';
+import { fromStoredList, type ReadScope, readScope, toStoredList } from '../tenancy/scope.js';
 
 /** A key as management shows it: never the secret nor its hash. */
 export interface ApiKey {

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { classifyDatabaseError } from '../db/errors.js';
 import { ApiError, type ValidationIssue } from '../errors.js';
-import { isFeedRequest, odataErrorBody } from '../odata/errors.js';
+import { isFeedRequest, odataErrorBody } from './odata-errors.js';
 
 export interface ErrorBody {
   timestamp: string;
