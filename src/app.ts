@@ -15,6 +15,7 @@ import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { homeRoutes } from './modules/home/routes.js';
+import { PASSWORD_HASHING, type PasswordHashing } from './modules/users/password.js';
 import { webRoutes } from './modules/web/routes.js';
 import { odataRoutes } from './odata/routes.js';
 import authentication from './plugins/authentication.js';
@@ -65,6 +66,11 @@ export interface AppOptions {
   auditWriterThread?: boolean;
   /** Test only: how many audit entries are kept while the database refuses them. */
   auditBufferLimit?: number;
+  /**
+   * Test only: the scrypt cost of the password hashes the web application makes
+   * (PASSWORD_HASHING when absent). Hashes of any cost verify: each names its own.
+   */
+  passwordHashing?: PasswordHashing;
 }
 
 // Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
@@ -214,6 +220,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     webhooks: webhookConfig,
     changeRetentionDays: config.changeRetentionDays,
     databaseConfig: config.database,
+    passwordHashing: options.passwordHashing ?? PASSWORD_HASHING,
   });
   await app.register(homeRoutes);
   notAllowed.register();

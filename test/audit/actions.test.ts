@@ -15,10 +15,10 @@ import {
 import { removeMeritCycle } from '../../src/modules/merit-cycles/removal.js';
 import { findOrganizationBySlug } from '../../src/modules/organizations/repository.js';
 import { changeApiKeysSetting } from '../../src/modules/organizations/service.js';
-import { createUser } from '../../src/modules/users/service.js';
 import { addWebhookEndpoint, removeWebhookEndpointById } from '../../src/webhooks/service.js';
 import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { auditEntriesOf } from './helpers.js';
 
 describe('audit log: management actions', () => {

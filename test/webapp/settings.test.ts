@@ -8,8 +8,8 @@ import {
   findOrganizationBySlug,
   setApiKeysEnabled,
 } from '../../src/modules/organizations/repository.js';
-import { createUser } from '../../src/modules/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 
 const PASSWORD = 'a long enough password';

@@ -39,6 +39,7 @@ import {
   startSession,
   tokensMatch,
 } from '../sessions/service.js';
+import type { PasswordHashing } from '../users/password.js';
 import { emailKey, noteSignIn, type User } from '../users/repository.js';
 import { authenticate, chooseNewPassword, passwordProblem } from '../users/service.js';
 import { ASSETS } from './assets.js';
@@ -136,6 +137,7 @@ export const webRoutes: FastifyPluginAsync<{
   webhooks: WebhookConfig;
   changeRetentionDays: number;
   databaseConfig: DatabaseConfig;
+  passwordHashing: PasswordHashing;
 }> = async (app, options) => {
   acceptForms(app);
   // Uploads (Settings → Data) are read part by part as they arrive, never whole.
@@ -310,7 +312,9 @@ export const webRoutes: FastifyPluginAsync<{
       }
     }
     const { user, attempted } =
-      email && password ? await authenticate(app.db, email, password) : { user: null };
+      email && password
+        ? await authenticate(app.db, email, password, options.passwordHashing)
+        : { user: null };
     if (!user) {
       // In the audit log of the organisation whose user's email was given (an email of no
       // user belongs to no organisation: the log line only).
@@ -364,7 +368,9 @@ export const webRoutes: FastifyPluginAsync<{
     if (!user.mustChangePassword) return redirect(reply, CONNECTIONS);
     const password = formField(request, 'password');
     const problem = passwordProblem(password, formField(request, 'confirmation'), user);
-    const outcome = problem ? null : await chooseNewPassword(app.db, user, password);
+    const outcome = problem
+      ? null
+      : await chooseNewPassword(app.db, user, password, options.passwordHashing);
     const error =
       problem ??
       (outcome === 'same-as-current'
@@ -505,6 +511,7 @@ export const webRoutes: FastifyPluginAsync<{
     notFound: (reply) => sendPage(reply, 404, notFoundPage()),
     resentFlag: RESENT,
     actorOf,
+    passwordHashing: options.passwordHashing,
   };
   registerWebhookPages(app, { ...pages, config: options.webhooks });
   registerUserPages(app, pages);

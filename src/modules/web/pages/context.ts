@@ -2,6 +2,7 @@
 // route options that sign in and check a form post, and the signed-in view of a request.
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type { Actor } from '../../../audit/entry.js';
+import type { PasswordHashing } from '../../users/password.js';
 import { html } from '../html.js';
 import { sendPage } from '../http.js';
 import { type Signed, settingsLayout } from '../views.js';
@@ -17,6 +18,8 @@ export interface PageContext {
   resentFlag: string;
   /** The signed-in user as the audit log records them. */
   actorOf(request: FastifyRequest): Actor;
+  /** How the one-time passwords of new and reset users are hashed. */
+  passwordHashing: PasswordHashing;
 }
 
 /** A page's URL as its routes register it (the web application is mounted at /app). */

@@ -136,6 +136,7 @@ export function registerUserPages(app: FastifyInstance, context: PageContext): v
         app.db,
         { org: signed.organization.slug, email, role },
         context.actorOf(request),
+        context.passwordHashing,
       );
       request.log.info({ newUserId: created.id, userId: signed.user.id }, 'user added');
       return showOneTimePassword(request, reply, {
@@ -205,6 +206,7 @@ export function registerUserPages(app: FastifyInstance, context: PageContext): v
       signed.organization.slug,
       { id: user.id },
       context.actorOf(request),
+      context.passwordHashing,
     );
     request.log.info({ targetUserId: user.id, userId: signed.user.id }, 'password reset');
     return showOneTimePassword(request, reply, {
