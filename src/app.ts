@@ -24,6 +24,7 @@ import database from './plugins/database.js';
 import docsPage from './plugins/docs-page.js';
 import { methodNotAllowed } from './plugins/method-not-allowed.js';
 import openapi from './plugins/openapi.js';
+import { PASSWORD_HASHING, type PasswordHashing } from './users/password.js';
 import { webRoutes } from './web/routes.js';
 import webhooks from './webhooks/plugin.js';
 import type { WebhookSchedule } from './webhooks/schedule.js';
@@ -77,6 +78,11 @@ export interface TestSettings {
   timeouts?: Partial<ServerTimeouts>;
   /** How many audit entries are kept while the database refuses them. */
   auditBufferLimit?: number;
+  /**
+   * The scrypt cost of the password hashes the web application makes (PASSWORD_HASHING
+   * when absent): a cheaper one keeps tests fast. Hashes of any cost verify.
+   */
+  passwordHashing?: PasswordHashing;
 }
 
 // Limits on what one client may send, and how slowly (OWASP API4). Every API request is a
@@ -225,6 +231,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webRoutes, {
     webhooks: webhookConfig,
     changeRetentionDays: config.changeRetentionDays,
+    passwordHashing: testing.passwordHashing ?? PASSWORD_HASHING,
   });
   notAllowed.register();
   return app;

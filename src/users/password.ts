@@ -5,10 +5,26 @@
 //   $scrypt$v=1$n=32768,r=8,p=1$<salt, base64url>$<hash, base64url>
 //
 // N = 2^15, r = 8 takes about 50 ms and 32 MiB here: slow for a guesser, not for a person.
+// Verification reads the parameters from the stored hash, so hashes of any cost verify.
 import { randomBytes, randomInt, scrypt, timingSafeEqual } from 'node:crypto';
 
 const VERSION = 1;
-const COST = { n: 32_768, r: 8, p: 1 } as const;
+
+export interface ScryptCost {
+  n: number;
+  r: number;
+  p: number;
+}
+
+/** How new password hashes are made: production's cost unless a test gives its own. */
+export interface PasswordHashing {
+  cost: ScryptCost;
+}
+
+/** The cost of every hash the command line and `compplan serve` make. */
+export const PASSWORD_HASHING: PasswordHashing = Object.freeze({
+  cost: Object.freeze({ n: 32_768, r: 8, p: 1 }),
+});
 const SALT_BYTES = 16;
 const HASH_BYTES = 32;
 
@@ -19,12 +35,7 @@ export const PASSWORD_MAX_LENGTH = 256;
 const HASH_SHAPE =
   /^\$scrypt\$v=(\d+)\$n=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/;
 
-function derive(
-  password: string,
-  salt: Buffer,
-  cost: { n: number; r: number; p: number },
-  length: number,
-): Promise<Buffer> {
+function derive(password: string, salt: Buffer, cost: ScryptCost, length: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(
       password.normalize('NFC'),
@@ -37,10 +48,13 @@ function derive(
   });
 }
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(
+  password: string,
+  { cost }: PasswordHashing = PASSWORD_HASHING,
+): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const hash = await derive(password, salt, COST, HASH_BYTES);
-  return `$scrypt$v=${VERSION}$n=${COST.n},r=${COST.r},p=${COST.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+  const hash = await derive(password, salt, cost, HASH_BYTES);
+  return `$scrypt$v=${VERSION}$n=${cost.n},r=${cost.r},p=${cost.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
 /** True when `password` matches `stored`; false for a wrong password or an unknown format. */
@@ -60,10 +74,20 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 // A hash of nothing anyone knows: sign-in with an unknown email verifies against it, so
-// that it takes as long as with a known one and the timing tells nothing.
-let decoy: Promise<string> | undefined;
-export async function verifyDecoy(password: string): Promise<false> {
-  decoy ??= hashPassword(randomBytes(32).toString('base64url'));
+// that it takes as long as with a known one and the timing tells nothing. One per cost:
+// it costs what the hashes made beside it cost.
+const decoys = new Map<string, Promise<string>>();
+export async function verifyDecoy(
+  password: string,
+  hashing: PasswordHashing = PASSWORD_HASHING,
+): Promise<false> {
+  const { n, r, p } = hashing.cost;
+  const key = `${n},${r},${p}`;
+  let decoy = decoys.get(key);
+  if (!decoy) {
+    decoy = hashPassword(randomBytes(32).toString('base64url'), hashing);
+    decoys.set(key, decoy);
+  }
   await verifyPassword(password, await decoy);
   return false;
 }

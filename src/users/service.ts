@@ -1,6 +1,7 @@
 // The web application's users: what `compplan users …`, Settings → Users and the sign-in
 // pages do, written once for all of them; each change recorded in the audit log in its
-// transaction.
+// transaction. New password hashes cost PASSWORD_HASHING unless the caller (a test's app or
+// set-up, test/helpers/set-up.ts) gives a cheaper `hashing`.
 import { type Kysely, sql } from 'kysely';
 import { type Actor, CLI_ACTOR, type ManagementAction } from '../audit/entry.js';
 import { recordAction, withRecordedAction } from '../audit/repository.js';
@@ -14,8 +15,10 @@ import { findOrganizationBySlug, type Organization } from '../tenancy/organizati
 import {
   generateOneTimePassword,
   hashPassword,
+  PASSWORD_HASHING,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
+  type PasswordHashing,
   verifyDecoy,
   verifyPassword,
 } from './password.js';
@@ -52,6 +55,7 @@ export async function createUser(
   db: Db,
   input: { org: string; email: string; role: Role },
   actor: Actor = CLI_ACTOR,
+  hashing: PasswordHashing = PASSWORD_HASHING,
 ): Promise<CreatedUser> {
   const organization = await findOrganizationBySlug(db, input.org);
   if (!organization) throw new UserManagementError(`No organisation with slug "${input.org}"`);
@@ -70,7 +74,7 @@ export async function createUser(
     organizationId: organization.id,
     email,
     role: input.role,
-    passwordHash: await hashPassword(oneTimePassword),
+    passwordHash: await hashPassword(oneTimePassword, hashing),
     createdAt: new Date().toISOString(),
   };
   await withRecordedAction(
@@ -103,12 +107,13 @@ export async function authenticate(
   db: Db,
   email: string,
   password: string,
+  hashing: PasswordHashing = PASSWORD_HASHING,
 ): Promise<{ user: User | null; attempted?: User }> {
   const credentials = await findCredentials(db, email);
   const refused = { user: null, ...(credentials && { attempted: credentials.user }) };
   // Never hashed: a password longer than any allowed one cannot be right.
   if (password.length > PASSWORD_MAX_LENGTH) return refused;
-  if (!credentials) return verifyDecoy(password).then(() => refused);
+  if (!credentials) return verifyDecoy(password, hashing).then(() => refused);
   return (await verifyPassword(password, credentials.passwordHash))
     ? { user: credentials.user }
     : refused;
@@ -138,12 +143,14 @@ export async function chooseNewPassword(
   db: Db,
   user: User,
   newPassword: string,
+  hashing: PasswordHashing = PASSWORD_HASHING,
 ): Promise<'changed' | 'same-as-current'> {
   const credentials = await findCredentials(db, user.email);
   if (credentials && (await verifyPassword(newPassword, credentials.passwordHash))) {
     return 'same-as-current';
   }
-  await updatePassword(db, user.id, await hashPassword(newPassword), new Date().toISOString());
+  const passwordHash = await hashPassword(newPassword, hashing);
+  await updatePassword(db, user.id, passwordHash, new Date().toISOString());
   return 'changed';
 }
 
@@ -260,9 +267,10 @@ export async function resetUserPassword(
   org: string,
   target: UserTarget,
   actor: Actor = CLI_ACTOR,
+  hashing: PasswordHashing = PASSWORD_HASHING,
 ): Promise<{ user: User; oneTimePassword: string }> {
   const oneTimePassword = generateOneTimePassword();
-  const passwordHash = await hashPassword(oneTimePassword);
+  const passwordHash = await hashPassword(oneTimePassword, hashing);
   const user = await changeUser(
     db,
     org,

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptio
 import type { Actor } from '../audit/entry.js';
 import type { WebhookConfig } from '../config.js';
 import type { Organization } from '../tenancy/organizations.js';
+import type { PasswordHashing } from '../users/password.js';
 import type { User } from '../users/repository.js';
 
 /** Who a signed-in page is for: the user, their organisation, the session's CSRF token. */
@@ -17,6 +18,12 @@ export interface Signed {
 export interface PageSettings {
   webhooks: WebhookConfig;
   changeRetentionDays: number;
+  /**
+   * How passwords are hashed: production's cost (PASSWORD_HASHING) unless a test gives a
+   * cheaper one (buildApp's testing.passwordHashing). Hashes of any cost verify: each
+   * names its own.
+   */
+  passwordHashing: PasswordHashing;
 }
 
 export interface PageContext {

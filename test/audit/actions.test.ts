@@ -15,10 +15,10 @@ import { CLI_ACTOR } from '../../src/audit/entry.js';
 import { DEFAULT_CHANGE_RETENTION_DAYS } from '../../src/config.js';
 import { removeMeritCycle } from '../../src/modules/merit-cycles/removal.js';
 import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
-import { createUser } from '../../src/users/service.js';
 import { addWebhookEndpoint, removeWebhookEndpointById } from '../../src/webhooks/service.js';
 import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { auditEntriesOf } from './helpers.js';
 
 describe('audit log: management actions', () => {

@@ -12,6 +12,7 @@ import {
   type TempDatabase,
   tempDatabase,
 } from '../helpers/cli.js';
+import { importDataSet } from '../helpers/set-up.js';
 
 interface ListedKey {
   id: string;
@@ -40,8 +41,7 @@ describe('compplan keys --allow-ips and compplan audit', () => {
 
   beforeAll(async () => {
     db = tempDatabase();
-    const file = db.writeFile('acme.json', JSON.stringify(acmeDataSet()));
-    expect((await cli(['import', file])).code).toBe(0);
+    await importDataSet(db.url, acmeDataSet());
   });
   afterAll(async () => {
     await stopAllProcesses();

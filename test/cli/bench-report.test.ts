@@ -1,13 +1,23 @@
 // `npm run bench -- --report FILE` renders saved results into docs/benchmarks.md's
 // generated section, measuring nothing: the ratios and the targets met or not, from the
-// results alone (bench/report.ts), whatever flags the rendering run is given.
+// results alone (bench/report.ts), whatever flags the rendering run is given. The first
+// test runs the command as `npm run bench` starts it; the others render with the two
+// functions its --report calls (renderReport, writeReport), in this process: a start of
+// node with tsx's loader costs about 1.5 CPU-seconds, and the rendering is what they test.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DatabaseResult, Measure, Results, ScenarioName } from '../../bench/report.js';
+import {
+  type DatabaseResult,
+  type Measure,
+  type Results,
+  renderReport,
+  type ScenarioName,
+  writeReport,
+} from '../../bench/report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'compplan-bench-report-'));
@@ -40,7 +50,8 @@ const results = (databases: DatabaseResult[], before = [0.2, 0.3, 0.4]): Results
   databases,
 });
 
-async function render(saved: Results, flags: string[] = []): Promise<string> {
+/** A docs/benchmarks.md with a table generated before, and the saved results beside it. */
+function savedFiles(saved: Results): { file: string; out: string } {
   const file = join(work, 'results.json');
   const out = join(work, 'benchmarks.md');
   writeFileSync(file, JSON.stringify(saved));
@@ -48,6 +59,19 @@ async function render(saved: Results, flags: string[] = []): Promise<string> {
     out,
     '# Benchmarks\n\nBefore.\n\n<!-- api-bench:start (old) -->\nold table\n<!-- api-bench:end -->\n\nAfter.\n',
   );
+  return { file, out };
+}
+
+/** What `--report` does with saved results (bench/run.ts), in this process. */
+async function render(saved: Results): Promise<string> {
+  const { file, out } = savedFiles(saved);
+  writeReport(out, renderReport(JSON.parse(readFileSync(file, 'utf8')) as Results).text);
+  return readFileSync(out, 'utf8');
+}
+
+/** `node --import tsx bench/run.ts --report FILE --out OUT FLAGS…`, as `npm run bench -- …` runs it. */
+async function renderByCommand(saved: Results, flags: string[]): Promise<string> {
+  const { file, out } = savedFiles(saved);
   await new Promise<void>((resolve, reject) => {
     // As `npm run bench` starts it: node with tsx's loader, one process.
     execFile(
@@ -72,7 +96,12 @@ describe('npm run bench -- --report', () => {
       [measure(6_000, 4), measure(7_000, 6), measure(9_000, 5)],
       [measure(10_000, 2), measure(10_000, 2), measure(12_000, 3)],
     );
-    const text = await render(results([sqlite([ping])]), ['--rounds', '9', '--seconds', '1']);
+    const text = await renderByCommand(results([sqlite([ping])]), [
+      '--rounds',
+      '9',
+      '--seconds',
+      '1',
+    ]);
     expect(text.startsWith('# Benchmarks\n\nBefore.\n\n<!-- api-bench:start (generated')).toBe(
       true,
     );

@@ -14,13 +14,13 @@ import {
   dumpDatabase,
   REPO_ROOT,
   runAllCli,
-  runCli,
   stopAllProcesses,
   stopProcess,
   type TempDatabase,
   tempDatabase,
 } from '../helpers/cli.js';
 import { waitFor } from '../helpers/services/process.js';
+import { importDataSet } from '../helpers/set-up.js';
 
 const BIN = join(REPO_ROOT, 'bin', 'compplan.js');
 const STACK_LINE = '    at ';
@@ -74,8 +74,7 @@ describe('compplan and a database that is locked, unreachable or cannot be writt
     db = tempDatabase();
     acmeText = JSON.stringify(acmeDataSet(), null, 2);
     acmeFile = db.writeFile('acme.json', acmeText);
-    const loaded = await runCli(['import', acmeFile], { env: db.env });
-    expect(loaded.code, loaded.stderr).toBe(0);
+    await importDataSet(db.url, acmeDataSet());
   });
   afterEach(async () => {
     await Promise.all(children.splice(0).map((child) => stopProcess(child)));

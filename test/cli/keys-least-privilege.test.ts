@@ -12,6 +12,7 @@ import {
   type TempDatabase,
   tempDatabase,
 } from '../helpers/cli.js';
+import { importDataSet } from '../helpers/set-up.js';
 
 const DAY = 86_400_000;
 const LIST = '/v1/compensationPlanning/meritCycles';
@@ -54,8 +55,7 @@ describe('compplan keys: least-privilege keys', () => {
   beforeAll(async () => {
     db = tempDatabase();
     for (const dataSet of [acmeDataSet(), globexDataSet()]) {
-      const file = db.writeFile(`${dataSet.organization.slug}.json`, JSON.stringify(dataSet));
-      expect((await runCli(['import', file], { env: db.env })).code).toBe(0);
+      await importDataSet(db.url, dataSet);
     }
     server = await startCliServer([], { ...db.env, LOG_LEVEL: 'warn' });
   });

@@ -12,6 +12,7 @@ import {
   type TempDatabase,
   tempDatabase,
 } from '../helpers/cli.js';
+import { importDataSet } from '../helpers/set-up.js';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const KEY_ID = /^key_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -63,8 +64,7 @@ describe('compplan keys and orgs', () => {
 
   beforeAll(async () => {
     db = tempDatabase();
-    const acme = db.writeFile('acme.json', JSON.stringify(acmeDataSet()));
-    expect((await runCli(['import', acme], { env: db.env })).code).toBe(0);
+    await importDataSet(db.url, acmeDataSet());
     server = await startCliServer([], { ...db.env, LOG_LEVEL: 'warn' });
   });
 

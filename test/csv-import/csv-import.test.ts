@@ -10,6 +10,7 @@ import {
   tempDatabase,
 } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { importDataSet } from '../helpers/set-up.js';
 
 const HEADER =
   'id,email,firstName,lastName,preferredName,currencyCode.code,currencyCode.value,eligibilityStatus,columns.department,columns.employee.fullName,columns.employee.jobLevel,columns.employee.jobTitle,columns.other';
@@ -32,15 +33,11 @@ describe('compplan import FILE.csv --org --cycle', () => {
       ...extra,
     ]);
 
-  // The data set, loaded once by `compplan import`; each test starts from a copy of it.
+  // The data set, loaded once, in-process; each test starts from a copy of it.
   let loaded: TempDatabase;
   beforeAll(async () => {
     loaded = tempDatabase();
-    const result = await runCli(
-      ['import', loaded.writeFile('data.json', JSON.stringify(sdkDataSet(3)))],
-      { env: loaded.env, timeoutMs: 30_000 },
-    );
-    expect(result.code).toBe(0);
+    await importDataSet(loaded.url, sdkDataSet(3));
   });
   beforeEach(() => {
     db?.remove();

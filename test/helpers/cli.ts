@@ -203,6 +203,8 @@ export interface TempDatabase {
   dir: string;
   /** Path of the SQLite file. */
   path: string;
+  /** DATABASE_URL of it, `sqlite:PATH`: for in-process set-up (test/helpers/set-up.ts). */
+  url: string;
   /** `{ DATABASE_URL: 'sqlite:…' }`, to pass as (part of) a command's environment. */
   env: Record<string, string>;
   /** Writes a file into the temporary directory and returns its path. */
@@ -216,6 +218,7 @@ export function tempDatabase(): TempDatabase {
   return {
     dir,
     path,
+    url: `sqlite:${path}`,
     env: { DATABASE_URL: `sqlite:${path}` },
     writeFile(name, content) {
       const file = join(dir, name);

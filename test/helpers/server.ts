@@ -14,9 +14,11 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { type ImportOptions, type ImportSummary, importDataSet } from '../../src/import/load.js';
 import type { DataSetInput } from '../../src/import/schema.js';
+import type { PasswordHashing } from '../../src/users/password.js';
 import { WEBHOOK_SCHEDULE, type WebhookSchedule } from '../../src/webhooks/schedule.js';
 import { createTestDatabase } from './databases.js';
 import { assertConformsToContract } from './openapi-contract.js';
+import { TEST_PASSWORD_HASHING } from './set-up.js';
 
 export interface TestServer {
   /** e.g. http://127.0.0.1:41234 */
@@ -73,6 +75,8 @@ export interface TestServerOptions {
   auditBufferLimit?: number;
   /** The audit log's writes in their thread, as `compplan serve` has them. */
   auditWriterThread?: boolean;
+  /** The cost of the password hashes the app makes; TEST_PASSWORD_HASHING when absent. */
+  passwordHashing?: PasswordHashing;
 }
 
 /**
@@ -143,6 +147,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.webhookSchedule && { webhookSchedule: options.webhookSchedule }),
       ...(options.timeouts && { timeouts: options.timeouts }),
       ...(options.auditBufferLimit !== undefined && { auditBufferLimit: options.auditBufferLimit }),
+      passwordHashing: options.passwordHashing ?? TEST_PASSWORD_HASHING,
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

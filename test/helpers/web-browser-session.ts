@@ -1,8 +1,8 @@
 // A user of the web application signed in in a real browser page: made with a one-time
 // password (as `compplan users create` does), signed in, own password chosen.
 import type { Page } from 'playwright-core';
-import { createUser } from '../../src/users/service.js';
 import type { TestServer } from './server.js';
+import { createUser } from './set-up.js';
 
 export async function signInNewOwner(
   page: Page,

@@ -4,8 +4,8 @@
 // for the cases a browser would never send (a forged or cross-site post).
 import { gzipSync } from 'node:zlib';
 import type { DataSetInput } from '../../src/import/schema.js';
-import { createUser } from '../../src/users/service.js';
 import type { TestServer } from './server.js';
+import { createUser } from './set-up.js';
 
 export interface WebResponse {
   status: number;

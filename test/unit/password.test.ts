@@ -1,7 +1,13 @@
 // Password hashes of the web application's users: scrypt, salted per password, in a
 // versioned string that names its parameters.
 import { describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '../../src/users/password.js';
+import {
+  hashPassword,
+  PASSWORD_HASHING,
+  verifyDecoy,
+  verifyPassword,
+} from '../../src/users/password.js';
+import { TEST_PASSWORD_HASHING } from '../helpers/set-up.js';
 
 const HASH = /^\$scrypt\$v=1\$n=32768,r=8,p=1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/;
 
@@ -24,5 +30,16 @@ describe('password hashes', () => {
     expect(await verifyPassword('pw', hash.replace('$v=1$', '$v=2$'))).toBe(false);
     expect(await verifyPassword('pw', 'pw')).toBe(false);
     expect(await verifyPassword('pw', '')).toBe(false);
+  });
+
+  it("are made at production's cost unless a cost is given; a hash of another cost names it and verifies by it", async () => {
+    expect(PASSWORD_HASHING.cost).toEqual({ n: 32_768, r: 8, p: 1 });
+    const cheap = await hashPassword('pw', TEST_PASSWORD_HASHING);
+    expect(cheap).toMatch(/^\$scrypt\$v=1\$n=1024,r=8,p=1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(await verifyPassword('pw', cheap)).toBe(true);
+    expect(await verifyPassword('pv', cheap)).toBe(false);
+    // The parameters are read from the hash: the same salt and hash under other ones fail.
+    expect(await verifyPassword('pw', cheap.replace('n=1024', 'n=2048'))).toBe(false);
+    expect(await verifyDecoy('pw', TEST_PASSWORD_HASHING)).toBe(false);
   });
 });

@@ -7,12 +7,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/api-keys/repository.js';
 import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
-import { createUser } from '../../src/users/service.js';
 import { EDGE_CYCLE, PROTO_CYCLE, UMBRELLA, umbrellaDataSet } from '../fixtures/api-data-sets.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 
 const OWNER = 'uma.owner@umbrella.example';
 const PASSWORD = 'owner chooses a long password';

@@ -8,11 +8,11 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/api-keys/repository.js';
 import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
-import { createUser } from '../../src/users/service.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { runCli, stopAllProcesses } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { webDataSet } from '../helpers/web-client.js';
 
 const OWNER = 'olivia.owner@initech.example';

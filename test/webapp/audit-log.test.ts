@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/api-keys/repository.js';
 import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
-import { createUser } from '../../src/users/service.js';
 import { auditEntriesOf } from '../audit/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { hiddenFieldsOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 
 const PASSWORD = 'a long enough password';

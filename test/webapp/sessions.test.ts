@@ -2,8 +2,8 @@
 // CSRF protection, over real HTTP against the real app and database (both dialects).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_IDLE_MS } from '../../src/sessions/service.js';
-import { createUser } from '../../src/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { csrfTokenOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 
 const PASSWORD = 'correct horse battery staple';

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/api-keys/repository.js';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { findOrganizationBySlug, setApiKeysEnabled } from '../../src/tenancy/organizations.js';
-import { createUser } from '../../src/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 
 const PASSWORD = 'a long enough password';

@@ -1,12 +1,12 @@
 // Sign-in throttling: attempts are counted per account and per client address, before
 // the password is checked, so that over the limit even the right password gets 429.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/users/service.js';
 import {
   SIGN_IN_ATTEMPTS_PER_ACCOUNT,
   SIGN_IN_ATTEMPTS_PER_ADDRESS,
 } from '../../src/web/pages/sign-in.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 
 describe('sign-in throttling', () => {

@@ -3,8 +3,9 @@
 // administrators are refused; the last owner stays, even against two requests at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCredentials } from '../../src/users/repository.js';
-import { changeUserRole, createUser, removeUser } from '../../src/users/service.js';
+import { changeUserRole, removeUser } from '../../src/users/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import {
   hiddenFieldsOf,
   signedInClient,

@@ -2,12 +2,13 @@
 // real `compplan serve` processes: after a crash, and by two instances at once. Every
 // receiver is a node:http server on 127.0.0.1 that verifies each signature with the
 // standardwebhooks library; the servers run with WEBHOOK_ALLOW_PRIVATE_NETWORKS for it.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
-import { listOrganizationWebhooks, removeWebhookEndpointById } from '../../src/webhooks/service.js';
+import {
+  addWebhookEndpoint,
+  listOrganizationWebhooks,
+  removeWebhookEndpointById,
+} from '../../src/webhooks/service.js';
 import {
   type CliServer,
   runAllCli,
@@ -16,6 +17,7 @@ import {
   stopAllProcesses,
 } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import { importDataSet } from '../helpers/set-up.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const ORG = 'clihooks';
@@ -23,7 +25,7 @@ const WH_ID = /^wh_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
 const SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 
 /** A data set of `cycles` merit cycles, all with `status`: changing it changes every cycle. */
-function dataSet(cycles: number, status: string) {
+function dataSet(cycles: number, status: 'active' | 'inactive' | 'finalized') {
   return {
     organization: { slug: ORG, name: 'CLI Hooks', apiKeysEnabled: true },
     meritCycles: Array.from({ length: cycles }, (_, n) => ({
@@ -46,16 +48,17 @@ interface Listed {
 
 describe('compplan webhooks', () => {
   let database: TestDatabase;
-  let dir: string;
+  let databaseUrl: string;
   let env: Record<string, string>;
   const servers: CliServer[] = [];
   let receiver: WebhookReceiver;
 
-  async function importFile(cycles: number, status: string) {
-    const file = join(dir, `${status}-${cycles}.json`);
-    writeFileSync(file, JSON.stringify(dataSet(cycles, status)));
-    const result = await runCli(['import', file], { env });
-    expect(result.code, result.stderr).toBe(0);
+  /**
+   * Loads the data set as `compplan import` does, in this process: outside the servers,
+   * whose dispatchers find its events in the database.
+   */
+  async function load(cycles: number, status: 'active' | 'inactive' | 'finalized') {
+    await importDataSet(databaseUrl, dataSet(cycles, status));
   }
 
   async function serve() {
@@ -67,12 +70,21 @@ describe('compplan webhooks', () => {
     return server;
   }
 
-  async function add(url: string, extraEnv: Record<string, string> = {}) {
-    const result = await runCli(['webhooks', 'add', '--org', ORG, '--url', url, '--json'], {
-      env: { ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', ...extraEnv },
-    });
-    expect(result.code, result.stderr).toBe(0);
-    return JSON.parse(result.stdout) as { id: string; secret: string; events: string[] };
+  /**
+   * An endpoint for a receiver on loopback, added by the service `webhooks add` calls, in
+   * this process (the command's own output is the subject of the tests of `add` above).
+   */
+  async function add(url: string) {
+    const handle = openDatabase(database.config);
+    try {
+      return await addWebhookEndpoint(handle.db, {
+        org: ORG,
+        url,
+        allowPrivateNetworks: ['127.0.0.0/8'],
+      });
+    } finally {
+      await handle.close();
+    }
   }
 
   /** `webhooks add` of https://hooks.example.com/compplan for these --events, as typed. */
@@ -120,14 +132,13 @@ describe('compplan webhooks', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    dir = mkdtempSync(join(tmpdir(), 'compplan-webhooks-'));
     const { config } = database;
-    env = { DATABASE_URL: config.dialect === 'sqlite' ? `sqlite:${config.path}` : config.url };
-    await importFile(3, 'active');
+    databaseUrl = config.dialect === 'sqlite' ? `sqlite:${config.path}` : config.url;
+    env = { DATABASE_URL: databaseUrl };
+    await load(3, 'active');
   });
   afterAll(async () => {
     await stopAllProcesses();
-    rmSync(dir, { recursive: true, force: true });
     await database.drop();
   });
   beforeEach(async () => {
@@ -281,7 +292,7 @@ describe('compplan webhooks', () => {
     receiver.secret = added.secret;
     receiver.answers = ['hang'];
     // The first of the file's cycles only: one event, whose delivery the receiver holds.
-    await importFile(1, 'inactive');
+    await load(1, 'inactive');
     const [held] = await receiver.waitFor(1);
     first.process.kill('SIGKILL');
     await new Promise((resolve) => first.process.once('exit', resolve));
@@ -317,7 +328,7 @@ describe('compplan webhooks', () => {
   it('two instances on one database deliver each event once', async () => {
     const [, , added] = await Promise.all([serve(), serve(), add(receiver.url)]);
     receiver.secret = added.secret;
-    await importFile(24, 'finalized');
+    await load(24, 'finalized');
     // 3 cycles updated, 21 created: 24 events.
     const received = await receiver.waitFor(24);
     // Both instances stopped (SIGTERM: each dispatches through the second it keeps

@@ -4,10 +4,10 @@
 // confirmation; refused URLs and other organisations' endpoints change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
-import { createUser } from '../../src/users/service.js';
 import { listWebhookEndpoints } from '../../src/webhooks/repository.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
 import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';
+import { createUser } from '../helpers/set-up.js';
 import { hiddenFieldsOf, textOf, WebClient, webDataSet } from '../helpers/web-client.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 

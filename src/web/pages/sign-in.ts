@@ -101,7 +101,9 @@ export const signInPages: Page = (app, context) => {
       }
     }
     const { user, attempted } =
-      email && password ? await authenticate(app.db, email, password) : { user: null };
+      email && password
+        ? await authenticate(app.db, email, password, context.settings.passwordHashing)
+        : { user: null };
     if (!user) {
       // In the audit log of the organisation whose user's email was given (an email of no
       // user belongs to no organisation: the log line only).
@@ -155,7 +157,9 @@ export const signInPages: Page = (app, context) => {
     if (!user.mustChangePassword) return redirect(reply, PAGES.connections);
     const password = formField(request, 'password');
     const problem = passwordProblem(password, formField(request, 'confirmation'), user);
-    const outcome = problem ? null : await chooseNewPassword(app.db, user, password);
+    const outcome = problem
+      ? null
+      : await chooseNewPassword(app.db, user, password, context.settings.passwordHashing);
     const error =
       problem ??
       (outcome === 'same-as-current'

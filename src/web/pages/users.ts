@@ -116,6 +116,7 @@ export const usersPages: Page = (app, context) => {
         app.db,
         { org: signed.organization.slug, email, role },
         context.actorOf(request),
+        context.settings.passwordHashing,
       );
       request.log.info({ newUserId: created.id, userId: signed.user.id }, 'user added');
       return showOneTimePassword(request, reply, {
@@ -185,6 +186,7 @@ export const usersPages: Page = (app, context) => {
       signed.organization.slug,
       { id: user.id },
       context.actorOf(request),
+      context.settings.passwordHashing,
     );
     request.log.info({ targetUserId: user.id, userId: signed.user.id }, 'password reset');
     return showOneTimePassword(request, reply, {
