@@ -3,6 +3,7 @@
 // rates, or the count of a collection. Key predicates are read by @odata/parser.
 import { defaultParser } from '@odata/parser';
 import { ApiError } from '../errors.js';
+import { RESOURCES_NOT_SERVED } from './capabilities.js';
 import { ENTITY_SETS, type EntitySetName } from './model.js';
 import type { Token } from './tokens.js';
 
@@ -59,7 +60,7 @@ export function resourceOf(path: string): Resource {
   const [first = '', second, third, ...rest] = segments;
   if (first === '' && segments.length === 1) return { kind: 'service' };
   if (first === '$metadata' && segments.length === 1) return { kind: 'metadata' };
-  if (first === '$batch' || first === '$crossjoin' || first === '$all') {
+  if ((RESOURCES_NOT_SERVED as readonly string[]).includes(first)) {
     throw new ApiError(501, `${first} is not supported by this feed`);
   }
   const open = first.indexOf('(');

@@ -18,6 +18,13 @@ export interface SortKey {
   column: string;
   field: string;
   descending: boolean;
+  /**
+   * A key of an $orderby other than the set's own orders: the property's SQL (its column,
+   * or its value in the stored JSON), read into the page's rows as `field`.
+   */
+  expression?: Sql;
+  /** Whether the key may be null (ordered first ascending, last descending: OData's rule). */
+  nullable?: boolean;
 }
 
 export interface Source {
@@ -137,7 +144,12 @@ export function sourceOf(
           scope,
           sql`m.id`,
         )}${meritCycleId === undefined ? sql`` : sql` and m.id = ${meritCycleId}`}`,
-        columns: sql`m.id as merit_cycle_id, m.currency as base, r.key as currency, r.value as rate`,
+        // The rate as the JSON number's text, digit for digit (SQLite's r.value is a double).
+        columns:
+          dialect === 'postgres'
+            ? sql`m.id as merit_cycle_id, m.currency as base, r.key as currency, r.value as rate`
+            : sql`m.id as merit_cycle_id, m.currency as base, r.key as currency,
+              (case when r.type in ('integer', 'real') then m.exchange_rates -> r.fullkey else r.value end) as rate`,
         nativeOrder: [
           key('meritCycleId', 'm.id', 'merit_cycle_id'),
           key('currency', 'r.key', 'currency'),
