@@ -60,11 +60,12 @@ export function resourceOf(path: string): Resource {
   const [first = '', second, third, ...rest] = segments;
   if (first === '' && segments.length === 1) return { kind: 'service' };
   if (first === '$metadata' && segments.length === 1) return { kind: 'metadata' };
-  if ((RESOURCES_NOT_SERVED as readonly string[]).includes(first)) {
-    throw new ApiError(501, `${first} is not supported by this feed`);
-  }
   const open = first.indexOf('(');
   const name = open === -1 ? first : first.slice(0, open);
+  // `$crossjoin(Employees,MeritCycles)` names $crossjoin as well as `$crossjoin` does.
+  if ((RESOURCES_NOT_SERVED as readonly string[]).includes(name)) {
+    throw new ApiError(501, `${name} is not supported by this feed`);
+  }
   if (!(ENTITY_SETS as readonly string[]).includes(name)) throw notFound(path);
   const set = name as EntitySetName;
   if (open === -1) {
