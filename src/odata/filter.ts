@@ -37,6 +37,8 @@ interface Operand {
   sql: Sql;
   type: ValueType;
   text: string;
+  /** SQLite: a decimal property's exact text, compared by decimal_compare (sql is a double). */
+  exact?: Sql;
 }
 
 type Operator = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge';
@@ -174,8 +176,14 @@ function comparison(expression: Extract<Expression, { kind: 'compare' }>, contex
     return sql`(1 = 0)`;
   }
   const value = literalOf(literal, operand, context);
+  const sqlOperator = sql.raw(SQL_OPERATORS[op]);
   // Where the value is null: ne is true, every other comparison false.
-  return sql`coalesce(${operand.sql} ${sql.raw(SQL_OPERATORS[op])} ${value}, ${op === 'ne' ? sql`true` : sql`false`})`;
+  const otherwise = op === 'ne' ? sql`true` : sql`false`;
+  if (operand.exact) {
+    const text = decimalText(literal);
+    return sql`coalesce(decimal_compare(${operand.exact}, ${text}) ${sqlOperator} 0, ${otherwise})`;
+  }
+  return sql`coalesce(${operand.sql} ${sqlOperator} ${value}, ${otherwise})`;
 }
 
 function conditionComparedWith(
@@ -203,7 +211,13 @@ function inList(expression: Extract<Expression, { kind: 'in' }>, context: Contex
   const isNull = sql`(${operand.sql} is null)`;
   if (values.length === 0) return isNull;
   const sqlValues = values.map((item) => literalOf(item, operand, context));
-  const member = sql`coalesce(${operand.sql} in (${sql.join(sqlValues)}), false)`;
+  const { exact } = operand;
+  const member = exact
+    ? sql`coalesce((${sql.join(
+        values.map((item) => sql`decimal_compare(${exact}, ${decimalText(item)}) = 0`),
+        sql` or `,
+      )}), false)`
+    : sql`coalesce(${operand.sql} in (${sql.join(sqlValues)}), false)`;
   return withNull ? sql`(${isNull} or ${member})` : member;
 }
 
@@ -262,7 +276,9 @@ function operandOf(expression: Expression, context: Context): Operand {
       ) {
         value = sql`(${value} collate "C")`;
       }
-      return { sql: value, type: property.type, text: property.name };
+      const exact =
+        property.type === 'Edm.Decimal' ? context.source.decimalText?.(property) : undefined;
+      return { sql: value, type: property.type, text: property.name, ...(exact && { exact }) };
     }
     case 'call':
       return functionValue(expression, context);

@@ -141,6 +141,18 @@ describe('the OData feed folds what BI tools send', () => {
     ['ratio ge 99999999999999999999999', () => false],
     ['ratio gt -100000000000000000000000', (e) => e.ratio !== null],
     ['length(lastName) lt 100000000000000000000', () => true],
+    // Exact on both databases: these differ from stored values beyond a double's digits.
+    ['ratio eq 1000000000000000000001', () => false],
+    ['ratio lt 1000000000000000000001', (e) => e.ratio !== null],
+    [
+      'ratio ge 1.234567890123456781',
+      (e) => e.ratio !== null && compareDecimals(e.ratio as string, '1.234567890123456781') >= 0,
+    ],
+    ['ratio eq 1.23456789012345678', (e) => e.ratio === '1.23456789012345678'],
+    ['ratio eq 1.2345678901234568', () => false],
+    ['ratio in (1.2345678901234568,12.0)', (e) => e.ratio === '12'],
+    ['basePay eq 90000.5', (e) => e.basePay === '90000.50'],
+    ['basePay ne 90000.500', (e) => e.basePay !== '90000.50'],
   ];
 
   it.each(FILTERS)('$filter=%s selects exactly the employees it states', async (filter, pick) => {
