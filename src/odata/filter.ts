@@ -212,11 +212,11 @@ function inList(expression: Extract<Expression, { kind: 'in' }>, context: Contex
   if (values.length === 0) return isNull;
   const sqlValues = values.map((item) => literalOf(item, operand, context));
   const { exact } = operand;
+  // SQLite's exact decimals: the list as one JSON array (an `or` of 1,000 comparisons would
+  // pass SQLite's expression depth limit).
   const member = exact
-    ? sql`coalesce((${sql.join(
-        values.map((item) => sql`decimal_compare(${exact}, ${decimalText(item)}) = 0`),
-        sql` or `,
-      )}), false)`
+    ? sql`exists (select 1 from json_each(${JSON.stringify(values.map(decimalText))}) v
+        where decimal_compare(${exact}, v.value) = 0)`
     : sql`coalesce(${operand.sql} in (${sql.join(sqlValues)}), false)`;
   return withNull ? sql`(${isNull} or ${member})` : member;
 }

@@ -2,10 +2,9 @@
 // "Capabilities"), over real HTTP on every database: the annotations in CSDL XML and JSON,
 // each declared capability used and working, each undeclared one refused (501, or 405 for
 // a write); and IEEE754Compatible=true (decimals and counts as exact strings).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FOLD_CYCLE, FOLDCO, foldDataSet } from '../fixtures/odata-folding-data-set.js';
-import { FEED, feed } from '../helpers/feed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { FEED, feedTestServer } from '../helpers/feed.js';
 
 const SERVED_FUNCTIONS = [
   'contains',
@@ -49,19 +48,10 @@ const UNDECLARED_FUNCTIONS = [
   'isof(ratio,Edm.Decimal)',
 ];
 
+const feedServer = feedTestServer(() => [foldDataSet()], FOLDCO);
+const { get } = feedServer;
+
 describe('$metadata declares what the feed does, and it does exactly that', () => {
-  let server: TestServer;
-  let key: string;
-
-  beforeAll(async () => {
-    server = await startTestServer({ dataSets: [foldDataSet()] });
-    key = await server.createKey(FOLDCO);
-  });
-  afterAll(() => server.close());
-
-  const get = (path: string, headers?: Record<string, string>) =>
-    feed(server, path, { key, ...(headers && { headers }) });
-
   it('annotates the container and each entity set in CSDL XML', async () => {
     const xml = (await get('/$metadata')).text;
     expect(xml).toContain(
@@ -179,9 +169,9 @@ describe('$metadata declares what the feed does, and it does exactly that', () =
       expect(response.json.error.code).toBe(String(status));
     }
     for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
-      const response = await fetch(`${server.url}${FEED}/Employees`, {
+      const response = await fetch(`${feedServer.server.url}${FEED}/Employees`, {
         method,
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        headers: { 'x-api-key': feedServer.key, 'content-type': 'application/json' },
         body: '{}',
       });
       expect(response.status, method).toBe(405);
@@ -190,17 +180,6 @@ describe('$metadata declares what the feed does, and it does exactly that', () =
 });
 
 describe('IEEE754Compatible=true', () => {
-  let server: TestServer;
-  let key: string;
-
-  beforeAll(async () => {
-    server = await startTestServer({ dataSets: [foldDataSet()] });
-    key = await server.createKey(FOLDCO);
-  });
-  afterAll(() => server.close());
-
-  const get = (path: string, headers?: Record<string, string>) =>
-    feed(server, path, { key, ...(headers && { headers }) });
   const first = `/Employees('mce_70000000-0000-4000-8000-000000000002')?$select=id,basePay,ratio`;
   const contentType = (ieee: boolean) =>
     `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=${ieee};charset=utf-8`;
@@ -215,14 +194,14 @@ describe('IEEE754Compatible=true', () => {
       expect(response.status, response.text).toBe(200);
       expect(response.headers.get('content-type')).toBe(contentType(true));
       expect(response.text).toBe(
-        `{"@odata.context":"${server.url}${FEED}/$metadata#Employees(id,basePay,ratio)/$entity","id":"mce_70000000-0000-4000-8000-000000000002","basePay":"92500.00","ratio":"1.23456789012345678"}`,
+        `{"@odata.context":"${feedServer.server.url}${FEED}/$metadata#Employees(id,basePay,ratio)/$entity","id":"mce_70000000-0000-4000-8000-000000000002","basePay":"92500.00","ratio":"1.23456789012345678"}`,
       );
     }
     const big = await get('/Employees?$select=ratio&$filter=ratio gt 100&$count=true&$top=1', {
       accept: 'application/json;IEEE754Compatible=true',
     });
     expect(big.json).toEqual({
-      '@odata.context': `${server.url}${FEED}/$metadata#Employees(ratio)`,
+      '@odata.context': `${feedServer.server.url}${FEED}/$metadata#Employees(ratio)`,
       '@odata.count': '3',
       value: [{ ratio: '1000000000000000000000' }],
     });

@@ -5,11 +5,10 @@
 // data states, computed here from the entities the feed serves in its own order (decimals
 // as IEEE754Compatible strings, so exact), by the rules docs/odata.md gives (nulls first
 // ascending, strings by code point, ASCII-only case mapping).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { byCodePoint } from '../../src/columns/order.js';
 import { FOLD_CYCLE, FOLDCO, foldDataSet } from '../fixtures/odata-folding-data-set.js';
-import { feed, walk } from '../helpers/feed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { feedTestServer, walk } from '../helpers/feed.js';
 
 type Entity = Record<string, unknown>;
 const IEEE = { accept: 'application/json;IEEE754Compatible=true' };
@@ -33,16 +32,16 @@ const asciiLower = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase
 const asciiUpper = (text: string) => text.replace(/[a-z]/g, (c) => c.toUpperCase());
 
 describe('the OData feed folds what BI tools send', () => {
-  let server: TestServer;
-  let key: string;
+  const feedServer = feedTestServer(() => [foldDataSet()], FOLDCO);
+  const { get } = feedServer;
+  const walkAll = (path: string, headers: Record<string, string>) =>
+    walk(feedServer.server, path, feedServer.key, headers);
   let employees: Entity[];
   let types: Record<string, string>;
 
   beforeAll(async () => {
-    server = await startTestServer({ dataSets: [foldDataSet()] });
-    key = await server.createKey(FOLDCO);
-    employees = (await walk(server, '/Employees', key, IEEE)).entities;
-    const metadata = await feed(server, '/$metadata?$format=json', { key });
+    employees = (await walkAll('/Employees', IEEE)).entities;
+    const metadata = await get('/$metadata?$format=json');
     const employee = metadata.json.Compplan.Employee as Record<string, { $Type?: string }>;
     types = Object.fromEntries(
       Object.entries(employee)
@@ -50,10 +49,6 @@ describe('the OData feed folds what BI tools send', () => {
         .map(([name, property]) => [name, property.$Type ?? 'Edm.String']),
     );
   });
-  afterAll(() => server.close());
-
-  const get = (path: string, headers?: Record<string, string>) =>
-    feed(server, path, { key, ...(headers && { headers }) });
   const idsWhere = (pick: (e: Entity) => boolean) =>
     employees
       .filter(pick)
@@ -187,7 +182,7 @@ describe('the OData feed folds what BI tools send', () => {
       },
     ]);
     // The next link writes the option back encoded, so the walk goes on with the same query.
-    const walked = await walk(server, '/Employees?$filter=remote+eq+true&$select=id', key, {
+    const walked = await walkAll('/Employees?$filter=remote+eq+true&$select=id', {
       prefer: 'odata.maxpagesize=2',
     });
     expect(walked.entities.map((e) => e.id).sort()).toEqual(idsWhere((e) => e.remote === true));
@@ -230,10 +225,8 @@ describe('the OData feed folds what BI tools send', () => {
     for (const name of names) {
       for (const descending of [false, true]) {
         const orderby = `${name}${descending ? ' desc' : ''}`;
-        const { entities, pages } = await walk(
-          server,
+        const { entities, pages } = await walkAll(
           `/Employees?$orderby=${encodeURIComponent(orderby)}&$select=id`,
-          key,
           { prefer: 'odata.maxpagesize=5' },
         );
         expect(pages, orderby).toEqual([5, 5, 5, 5, 4]);
@@ -246,42 +239,18 @@ describe('the OData feed folds what BI tools send', () => {
   });
 
   it('orders by several keys, asc and desc mixed, with $filter, $top and $count', async () => {
-    const cases: [string, { name: string; descending: boolean }[]][] = [
-      [
-        'dept desc,basePay',
-        [
-          { name: 'dept', descending: true },
-          { name: 'basePay', descending: false },
-        ],
-      ],
-      [
-        'remote,ratio desc,id desc',
-        [
-          { name: 'remote', descending: false },
-          { name: 'ratio', descending: true },
-          { name: 'id', descending: true },
-        ],
-      ],
-      [
-        'lastName asc,firstName desc',
-        [
-          { name: 'lastName', descending: false },
-          { name: 'firstName', descending: true },
-        ],
-      ],
-      [
-        'hireDate desc,preferredName',
-        [
-          { name: 'hireDate', descending: true },
-          { name: 'preferredName', descending: false },
-        ],
-      ],
-    ];
-    for (const [orderby, keys] of cases) {
-      const { entities } = await walk(
-        server,
+    for (const orderby of [
+      'dept desc,basePay',
+      'remote,ratio desc,id desc',
+      'lastName asc,firstName desc',
+      'hireDate desc,preferredName',
+    ]) {
+      const keys = orderby.split(',').map((item) => {
+        const [name = '', direction] = item.split(' ');
+        return { name, descending: direction === 'desc' };
+      });
+      const { entities } = await walkAll(
         `/Employees?$orderby=${encodeURIComponent(orderby)}&$select=id`,
-        key,
         {
           prefer: 'odata.maxpagesize=3',
         },
@@ -291,10 +260,8 @@ describe('the OData feed folds what BI tools send', () => {
         orderby,
       ).toEqual(expectedOrder(keys));
     }
-    const top = await walk(
-      server,
+    const top = await walkAll(
       '/Employees?$orderby=basePay desc&$top=7&$select=id&$filter=remote ne null&$count=true',
-      key,
       {
         prefer: 'odata.maxpagesize=3',
       },
@@ -319,14 +286,9 @@ describe('the OData feed folds what BI tools send', () => {
     expect(cycles.json.value).toEqual([{ id: FOLD_CYCLE.eur }, { id: FOLD_CYCLE.usd }]);
     const byName = await get('/MeritCycles?$orderby=name&$select=name');
     expect(byName.json.value).toEqual([{ name: 'Fold 2025' }, { name: 'Fold Mid-Year' }]);
-    const rates = await walk(
-      server,
-      '/ExchangeRates?$orderby=rate desc&$select=currency,rate',
-      key,
-      {
-        prefer: 'odata.maxpagesize=1',
-      },
-    );
+    const rates = await walkAll('/ExchangeRates?$orderby=rate desc&$select=currency,rate', {
+      prefer: 'odata.maxpagesize=1',
+    });
     expect(rates.entities).toEqual([
       { currency: 'JPY', rate: 151.3 },
       { currency: 'USD', rate: 1.09 },
@@ -337,10 +299,8 @@ describe('the OData feed folds what BI tools send', () => {
       '/MeritCycles?$filter=year(startDate) eq 2026 and month(endDate) eq 7&$select=id',
     );
     expect(years.json.value).toEqual([{ id: FOLD_CYCLE.eur }]);
-    const inCycle = await walk(
-      server,
+    const inCycle = await walkAll(
       `/MeritCycles('${FOLD_CYCLE.usd}')/Employees?$orderby=ratio desc,lastName&$select=id`,
-      key,
       { prefer: 'odata.maxpagesize=4' },
     );
     expect(inCycle.entities.map((e) => e.id)).toEqual(
