@@ -10,6 +10,7 @@ import type { DatabaseConfig, PostgresBounds } from '../config.js';
 import { type DataRevision, postgresRevision, sqliteRevision } from './data-revision.js';
 import { LivenessWatch, probeServer } from './liveness.js';
 import { guardedPool } from './postgres-pool.js';
+import { registerSqliteFunctions } from './sqlite-functions.js';
 import { statementNames, withStatementCache } from './statement-cache.js';
 import { POSTGRES_BOUNDS } from './timeouts.js';
 import type { Database } from './types.js';
@@ -110,6 +111,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma('synchronous = NORMAL');
       sqlite.pragma('foreign_keys = ON');
+      registerSqliteFunctions(sqlite);
     } catch (error) {
       sqlite.close();
       throw error;
@@ -142,6 +144,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
         }
         const reader = new SQLite(config.path, { readonly: true, fileMustExist: true });
         reader.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+        registerSqliteFunctions(reader);
         const readerDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
         return { db: readerDb, release: () => readerDb.destroy() };
       },

@@ -6,8 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { addressInRanges } from '../address-ranges.js';
+import { SECRET_PREFIX } from '../api-keys/secret.js';
 import { ApiKeyVerifier, type AuthenticatedKey, UNCONFIRMED_MS } from '../api-keys/verifier.js';
-import { addressRefused, unauthorized } from '../errors.js';
+import { ApiError, addressRefused, unauthorized } from '../errors.js';
 import type { ReadScope } from '../tenancy/scope.js';
 import { sendTooManyRequests } from './rate-limit.js';
 import { routeConfigOf } from './route-config.js';
@@ -29,21 +30,48 @@ export const BASIC_CHALLENGE = 'Basic realm="compplan"';
 
 const BASIC_SCHEME = /^basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
 
+/** The user name and password of Basic credentials (RFC 7617: base64 of `user:password`). */
+function basicCredentials(request: FastifyRequest): { user: string; password: string } | null {
+  const authorization = request.headers.authorization;
+  if (authorization === undefined) return null;
+  const credentials = BASIC_SCHEME.exec(authorization)?.[1];
+  if (credentials === undefined) return null;
+  const text = Buffer.from(credentials, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  return colon === -1 ? null : { user: text.slice(0, colon), password: text.slice(colon + 1) };
+}
+
 /**
  * The key a request presents: its x-api-key header, else the password of its Basic
- * credentials (RFC 7617: base64 of `user:password`, the user name anything, even empty);
- * undefined when it presents none. Any other Authorization scheme presents no key.
+ * credentials (the user name anything, even empty), or their user name when the password
+ * is empty (`curl -u KEY:`); undefined when it presents none. Any other Authorization
+ * scheme presents no key.
  */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers[API_KEY_HEADER];
   if (header !== undefined) return typeof header === 'string' ? header : '';
-  const authorization = request.headers.authorization;
-  if (authorization === undefined) return undefined;
-  const credentials = BASIC_SCHEME.exec(authorization)?.[1];
-  if (credentials === undefined) return '';
-  const text = Buffer.from(credentials, 'base64').toString('utf8');
-  const colon = text.indexOf(':');
-  return colon === -1 ? '' : text.slice(colon + 1);
+  if (request.headers.authorization === undefined) return undefined;
+  const credentials = basicCredentials(request);
+  if (credentials === null) return '';
+  return credentials.password === '' ? credentials.user : credentials.password;
+}
+
+/**
+ * The 401 of a key refused. Basic credentials whose user name has a key's shape and whose
+ * password is something else put the key in the wrong field (a BI tool's dialog asks for a
+ * user name first): the message says where it goes. It says so by shape alone, whether or
+ * not the user name is a valid key, so the answer tells nothing about a key's validity.
+ */
+function refusal(request: FastifyRequest) {
+  const credentials =
+    request.headers[API_KEY_HEADER] === undefined ? basicCredentials(request) : null;
+  if (credentials?.user.startsWith(SECRET_PREFIX) && credentials.password !== '') {
+    return new ApiError(
+      401,
+      'Missing or invalid API key: with HTTP Basic authentication the key goes in the password field (with any user name), not in the user name',
+    );
+  }
+  return unauthorized();
 }
 
 declare module 'fastify' {
@@ -89,7 +117,7 @@ export async function authenticate(
       app.metrics.rateLimited.inc({ limit: 'auth-failure' });
       return sendTooManyRequests(reply, retryAfter);
     }
-    throw unauthorized();
+    throw refusal(request);
   }
   request.apiKey = key;
 }

@@ -2,12 +2,43 @@
 // XML (OData CSDL XML 4.01, Version 4.0) and the same in CSDL JSON. A column property
 // carries the column's display name as Core.Description and its key as Compplan.ColumnKey,
 // so a tool that shows descriptions shows the names people know.
+import {
+  type AnnotationValue,
+  CAPABILITIES_ALIAS,
+  CAPABILITIES_NAMESPACE,
+  type CapabilityAnnotation,
+  containerCapabilities,
+  entitySetCapabilities,
+} from './capabilities.js';
 import type { EntityType, FeedModel, Property } from './model.js';
 
 export const NAMESPACE = 'Compplan';
 const CONTAINER = 'Container';
 const CORE_VOCABULARY =
   'https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Core.V1.xml';
+const CAPABILITIES_VOCABULARY =
+  'https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Capabilities.V1.xml';
+
+/** A Capabilities annotation in CSDL XML. */
+function annotationXml({ term, value }: CapabilityAnnotation): string {
+  const name = `${CAPABILITIES_ALIAS}.${term}`;
+  if (typeof value === 'boolean') return `<Annotation Term="${name}" Bool="${value}"/>`;
+  if (Array.isArray(value)) {
+    const items = (value as readonly string[]).map((item) => `<String>${escapeXml(item)}</String>`);
+    return `<Annotation Term="${name}"><Collection>${items.join('')}</Collection></Annotation>`;
+  }
+  const properties = Object.entries(value).map(
+    ([property, bool]) => `<PropertyValue Property="${property}" Bool="${bool}"/>`,
+  );
+  return `<Annotation Term="${name}"><Record>${properties.join('')}</Record></Annotation>`;
+}
+
+/** Capabilities annotations as CSDL JSON members (`"@Capabilities.TopSupported": true`). */
+function annotationsJson(annotations: CapabilityAnnotation[]): Record<string, AnnotationValue> {
+  return Object.fromEntries(
+    annotations.map(({ term, value }) => [`@${CAPABILITIES_ALIAS}.${term}`, value]),
+  );
+}
 
 const escapeXml = (text: string) =>
   text
@@ -64,15 +95,19 @@ export function metadataXml(model: FeedModel): string {
               (n) => `<NavigationPropertyBinding Path="${n.name}" Target="${n.set}"/>`,
             ).join('')
           : '';
-      return `<EntitySet Name="${type.set}" EntityType="${NAMESPACE}.${type.name}">${bindings}</EntitySet>`;
+      const capabilities = entitySetCapabilities(type.set !== 'ExchangeRates')
+        .map(annotationXml)
+        .join('');
+      return `<EntitySet Name="${type.set}" EntityType="${NAMESPACE}.${type.name}">${bindings}${capabilities}</EntitySet>`;
     })
     .join('');
+  const containerAnnotations = containerCapabilities().map(annotationXml).join('');
   return `<?xml version="1.0" encoding="utf-8"?>
-<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0"><edmx:Reference Uri="${CORE_VOCABULARY}"><edmx:Include Namespace="Org.OData.Core.V1" Alias="Core"/></edmx:Reference><edmx:DataServices><Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="${NAMESPACE}">${types
+<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0"><edmx:Reference Uri="${CORE_VOCABULARY}"><edmx:Include Namespace="Org.OData.Core.V1" Alias="Core"/></edmx:Reference><edmx:Reference Uri="${CAPABILITIES_VOCABULARY}"><edmx:Include Namespace="${CAPABILITIES_NAMESPACE}" Alias="${CAPABILITIES_ALIAS}"/></edmx:Reference><edmx:DataServices><Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="${NAMESPACE}">${types
     .map(entityTypeXml)
     .join(
       '',
-    )}<Term Name="ColumnKey" Type="Edm.String" AppliesTo="Property"><Annotation Term="Core.Description" String="The column key (for a part of a composite column: the column key, a slash and the part key) in the REST API's employee columns."/></Term><EntityContainer Name="${CONTAINER}">${sets}</EntityContainer></Schema></edmx:DataServices></edmx:Edmx>
+    )}<Term Name="ColumnKey" Type="Edm.String" AppliesTo="Property"><Annotation Term="Core.Description" String="The column key (for a part of a composite column: the column key, a slash and the part key) in the REST API's employee columns."/></Term><EntityContainer Name="${CONTAINER}">${sets}${containerAnnotations}</EntityContainer></Schema></edmx:DataServices></edmx:Edmx>
 `;
 }
 
@@ -106,7 +141,10 @@ export function metadataJson(model: FeedModel): Record<string, unknown> {
     schema[type.name] = entity;
   }
   schema.ColumnKey = { $Kind: 'Term', $AppliesTo: ['Property'] };
-  const container: Record<string, unknown> = { $Kind: 'EntityContainer' };
+  const container: Record<string, unknown> = {
+    $Kind: 'EntityContainer',
+    ...annotationsJson(containerCapabilities()),
+  };
   for (const type of [model.MeritCycles, model.Employees, model.ExchangeRates]) {
     container[type.set] = {
       $Collection: true,
@@ -114,6 +152,7 @@ export function metadataJson(model: FeedModel): Record<string, unknown> {
       ...(type.name === 'MeritCycle' && {
         $NavigationPropertyBinding: Object.fromEntries(NAVIGATIONS.map((n) => [n.name, n.set])),
       }),
+      ...annotationsJson(entitySetCapabilities(type.set !== 'ExchangeRates')),
     };
   }
   schema[CONTAINER] = container;
@@ -123,6 +162,9 @@ export function metadataJson(model: FeedModel): Record<string, unknown> {
     $Reference: {
       [CORE_VOCABULARY.replace(/\.xml$/, '.json')]: {
         $Include: [{ $Namespace: 'Org.OData.Core.V1', $Alias: 'Core' }],
+      },
+      [CAPABILITIES_VOCABULARY.replace(/\.xml$/, '.json')]: {
+        $Include: [{ $Namespace: CAPABILITIES_NAMESPACE, $Alias: CAPABILITIES_ALIAS }],
       },
     },
     [NAMESPACE]: schema,

@@ -54,10 +54,11 @@ function nativesOf(set: EntitySetName, row: Row): { natives: Natives; employee?:
   }
 }
 
-function nativeJson(property: Property, value: unknown): string {
+function nativeJson(property: Property, value: unknown, ieee754: boolean): string {
   if (value === null || value === undefined) return 'null';
-  // A decimal: the text as stored (PostgreSQL), or the number's shortest text (SQLite).
-  if (property.type === 'Edm.Decimal') return String(value);
+  // A decimal: the JSON number's text as stored; a string under IEEE754Compatible=true.
+  if (property.type === 'Edm.Decimal')
+    return ieee754 ? JSON.stringify(String(value)) : String(value);
   return JSON.stringify(value);
 }
 
@@ -67,8 +68,16 @@ export interface Selected {
   label: string;
 }
 
-/** The entity of a row as JSON text, with the properties `selected`. */
-export function entityJson(type: EntityType, row: Row, selected: readonly Selected[]): string {
+/**
+ * The entity of a row as JSON text, with the properties `selected`; `ieee754`: decimals
+ * as JSON strings (IEEE754Compatible=true), exact at any length.
+ */
+export function entityJson(
+  type: EntityType,
+  row: Row,
+  selected: readonly Selected[],
+  ieee754 = false,
+): string {
   const { natives, employee } = nativesOf(type.set, row);
   const columns = employee?.columns ?? {};
   let json = '{';
@@ -76,8 +85,8 @@ export function entityJson(type: EntityType, row: Row, selected: readonly Select
     const { property, label } = selected[index] as Selected;
     const value =
       property.kind === 'native'
-        ? nativeJson(property, natives[property.name])
-        : columnValueJson(property, columns);
+        ? nativeJson(property, natives[property.name], ieee754)
+        : columnValueJson(property, columns, ieee754);
     json += index === 0 ? `${label}${value}` : `,${label}${value}`;
   }
   return `${json}}`;

@@ -6,6 +6,7 @@
 
 import { byCodePoint } from '../columns/order.js';
 import type { CycleColumns } from '../columns/repository.js';
+import { ApiError } from '../errors.js';
 
 export type EdmType =
   | 'Edm.String'
@@ -221,4 +222,15 @@ function uniqueName(name: string, taken: Set<string>): string {
   }
   taken.add(candidate);
   return candidate;
+}
+
+/**
+ * The property `name` of `type`, as `$select`, `$filter` and `$orderby` name it: the one
+ * lookup of a property by name, so that what the key may not read (a hidden column, absent
+ * from its model) is refused alike everywhere: 400, as a property that does not exist.
+ */
+export function propertyNamed(type: EntityType, name: string, option: string): Property {
+  const property = type.byName.get(name);
+  if (!property) throw new ApiError(400, `${option}: ${type.name} has no property ${name}`);
+  return property;
 }

@@ -1,11 +1,14 @@
-// The query options of a feed request, parsed by @odata/parser (a parser of the OASIS
-// OData ABNF), one option at a time (docs/odata.md, "Query options"). The options the
-// feed serves are checked here against the entity type; every other OData option is
-// refused with 501, never ignored.
+// The query options of a feed request (docs/odata.md, "Query options"), one option at a
+// time: $filter and $orderby by the feed's grammar (syntax.ts, after the OASIS OData ABNF),
+// the others by @odata/parser, a parser of the same ABNF. The options the feed serves
+// (capabilities.ts, QUERY_OPTIONS) are checked here against the entity type; every other
+// OData option is refused with 501, never ignored.
 import { defaultParser } from '@odata/parser';
 import { ApiError } from '../errors.js';
-import type { EntityType } from './model.js';
-import { propertyNameOf, type Token } from './tokens.js';
+import { QUERY_OPTIONS } from './capabilities.js';
+import { type EntityType, propertyNamed } from './model.js';
+import { type Expression, parseFilter, parseOrderby } from './syntax.js';
+import type { Token } from './tokens.js';
 
 export interface OrderItem {
   name: string;
@@ -15,7 +18,7 @@ export interface OrderItem {
 export interface QueryOptions {
   /** Property names in the order asked; null: every property. */
   select: string[] | null;
-  filter: Token | null;
+  filter: Expression | null;
   orderby: OrderItem[] | null;
   top: number | null;
   skip: number | null;
@@ -23,34 +26,11 @@ export interface QueryOptions {
   skiptoken: string | null;
   /** `$format`: json (the default of everything but $metadata) or xml. */
   format: 'json' | 'xml' | null;
+  /** `$format`'s IEEE754Compatible parameter, when it has one. */
+  ieee754Compatible: boolean | null;
   /** Each option as the request gave it (decoded), for the next page's link. */
   given: ReadonlyMap<string, string>;
 }
-
-const SERVED = new Set([
-  '$select',
-  '$filter',
-  '$orderby',
-  '$top',
-  '$skip',
-  '$count',
-  '$skiptoken',
-  '$format',
-]);
-
-// The other system query options of OData 4.01 (URL Conventions, section 5): understood,
-// not served.
-const NOT_SERVED = new Set([
-  '$expand',
-  '$search',
-  '$apply',
-  '$compute',
-  '$levels',
-  '$index',
-  '$schemaversion',
-  '$deltatoken',
-  '$id',
-]);
 
 const notImplemented = (what: string) =>
   new ApiError(501, `${what} is not supported by this feed (docs/odata.md, "Query options")`);
@@ -59,12 +39,17 @@ const notImplemented = (what: string) =>
 function systemName(name: string): string | undefined {
   const lower = name.toLowerCase();
   const dollar = lower.startsWith('$') ? lower : `$${lower}`;
-  return SERVED.has(dollar) || NOT_SERVED.has(dollar) ? dollar : undefined;
+  return Object.hasOwn(QUERY_OPTIONS, dollar) ? dollar : undefined;
 }
 
+/**
+ * A name or value of the query string, decoded as application/x-www-form-urlencoded is
+ * (WHATWG URL, "application/x-www-form-urlencoded parsing"; what HTML forms and Power
+ * Query write): `+` is a space, then percent-decoding. A plus sign itself is `%2B`.
+ */
 function decode(text: string): string {
   try {
-    return decodeURIComponent(text);
+    return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {
     throw new ApiError(400, 'The query string has a malformed percent-encoding');
   }
@@ -86,7 +71,7 @@ export function readOptions(queryString: string): Map<string, string> {
       }
       throw notImplemented(`The custom query option ${rawName}`);
     }
-    if (NOT_SERVED.has(name)) throw notImplemented(`The query option ${name}`);
+    if (QUERY_OPTIONS[name] !== true) throw notImplemented(`The query option ${name}`);
     if (options.has(name)) throw new ApiError(400, `${name} may be given only once`);
     options.set(name, value);
   }
@@ -127,8 +112,28 @@ function formatOf(value: string): 'json' | 'xml' {
   throw new ApiError(406, `$format=${value} is not served: json (and xml for $metadata)`);
 }
 
-function unknownProperty(type: EntityType, name: string): ApiError {
-  return new ApiError(400, `${type.name} has no property ${name}`);
+/**
+ * The IEEE754Compatible parameter of a media type (`application/json;IEEE754Compatible=true`):
+ * true, false, or null when it has none; 400 for any other value (OData JSON Format 4.01,
+ * section 3.2). Parameter names are case-insensitive; the value may be quoted.
+ */
+export function ieee754CompatibleOf(mediaType: string): boolean | null {
+  let found: boolean | null = null;
+  for (const parameter of mediaType.split(';').slice(1)) {
+    const equals = parameter.indexOf('=');
+    if (equals === -1) continue;
+    if (parameter.slice(0, equals).trim().toLowerCase() !== 'ieee754compatible') continue;
+    let value = parameter.slice(equals + 1).trim();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+      value = value.slice(1, -1);
+    }
+    const lower = value.toLowerCase();
+    if (lower !== 'true' && lower !== 'false') {
+      throw new ApiError(400, `IEEE754Compatible=${value}: it is true or false`);
+    }
+    found = lower === 'true';
+  }
+  return found;
 }
 
 /** The options of a request on an entity set of `type`, checked against it. */
@@ -145,11 +150,13 @@ export function parseQueryOptions(
     count: false,
     skiptoken: null,
     format: null,
+    ieee754Compatible: null,
     given: options,
   };
   for (const [name, value] of options) {
     if (name === '$format') {
       parsed.format = formatOf(value);
+      parsed.ieee754Compatible = ieee754CompatibleOf(value);
       continue;
     }
     // The service document and $metadata take only $format.
@@ -173,10 +180,10 @@ export function parseQueryOptions(
         parsed.select = selectOf(parseOption(name, value), type);
         break;
       case '$orderby':
-        parsed.orderby = orderOf(parseOption(name, value), type);
+        parsed.orderby = orderOf(value, type);
         break;
       case '$filter':
-        parsed.filter = parseOption(name, value).value as Token;
+        parsed.filter = parseFilter(value);
         break;
     }
   }
@@ -193,17 +200,24 @@ function selectOf(token: Token, type: EntityType): string[] | null {
     if (typeof name !== 'string') {
       throw notImplemented(`$select=${item.raw} (only property names)`);
     }
-    if (!type.byName.has(name)) throw unknownProperty(type, name);
+    propertyNamed(type, name, '$select');
     if (!names.includes(name)) names.push(name);
   }
   return names;
 }
 
-function orderOf(token: Token, type: EntityType): OrderItem[] {
-  return (token.value?.items ?? []).map((item: Token) => {
-    const name = propertyNameOf(item.value?.expr);
-    if (name === undefined) throw notImplemented(`$orderby=${item.raw} (only property names)`);
-    if (!type.byName.has(name)) throw unknownProperty(type, name);
-    return { name, descending: item.value?.direction === -1 };
-  });
+/** $orderby's items: properties, each once (a second mention orders nothing more). */
+function orderOf(value: string, type: EntityType): OrderItem[] {
+  const items: OrderItem[] = [];
+  for (const item of parseOrderby(value)) {
+    const { expression } = item;
+    if (expression.kind !== 'property') {
+      throw notImplemented(`$orderby=${item.text} (only property names)`);
+    }
+    const { name } = propertyNamed(type, expression.name, '$orderby');
+    if (!items.some((known) => known.name === name)) {
+      items.push({ name, descending: item.descending });
+    }
+  }
+  return items;
 }

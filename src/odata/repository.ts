@@ -19,12 +19,42 @@ export interface PageQuery {
   limit: number;
 }
 
+/** The SQL a key orders by: its expression, or its column. */
+const keySql = (key: SortKey): Sql => key.expression ?? sql.ref(key.column);
+
+/**
+ * Rows after `values` in `order`, where keys may be null: null comes first ascending and
+ * last descending (OData, URL Conventions 5.1.1.8; the ORDER BY of pageSql says so too).
+ */
+function afterNullable(order: readonly SortKey[], values: readonly unknown[]): Sql {
+  let condition: Sql | null = null;
+  for (let index = order.length - 1; index >= 0; index--) {
+    const key = order[index] as SortKey;
+    const value = values[index];
+    const column = keySql(key);
+    let beyond: Sql;
+    let equal: Sql;
+    if (value === null || value === undefined) {
+      // Ascending, non-null values follow the nulls; descending, nothing follows them.
+      beyond = key.descending ? sql`(1 = 0)` : sql`(${column} is not null)`;
+      equal = sql`(${column} is null)`;
+    } else {
+      const greater = sql`${column} ${sql.raw(key.descending ? '<' : '>')} ${value}`;
+      beyond = key.descending && key.nullable ? sql`(${greater} or ${column} is null)` : greater;
+      equal = sql`${column} = ${value}`;
+    }
+    condition = condition ? sql`(${beyond} or (${equal} and ${condition}))` : beyond;
+  }
+  return condition as Sql;
+}
+
 /**
  * Rows after `values` in `order`: a row-value comparison where every key goes the same way
  * (one range scan of an index in that order), else each key in turn.
  */
 function afterCondition(order: readonly SortKey[], values: readonly unknown[]): Sql {
   const first = order[0] as SortKey;
+  if (order.some((key) => key.nullable || key.expression)) return afterNullable(order, values);
   if (order.every((key) => key.descending === first.descending)) {
     const columns = sql.join(order.map((key) => sql.ref(key.column)));
     const bounds = sql.join(values.map((value) => sql`${value}`));
@@ -53,7 +83,7 @@ function afterCondition(order: readonly SortKey[], values: readonly unknown[]): 
 export async function readPage(db: Db, source: Source, query: PageQuery): Promise<Row[]> {
   const { order, after, filter } = query;
   const [first, ...rest] = order;
-  if (!after || !first || rest.length === 0 || first.name !== 'meritCycleId') {
+  if (!after || !first || rest.length === 0 || first.name !== 'meritCycleId' || first.expression) {
     return rowsOf(db, source, query, filter, after ? afterCondition(order, after) : null);
   }
   const [group, ...within] = after;
@@ -84,11 +114,20 @@ export function pageSql(
   const conditions = [filter, after].filter((c): c is Sql => c !== null);
   const where = conditions.length === 0 ? sql`` : sql` and ${sql.join(conditions, sql` and `)}`;
   const orderBy = sql.join(
-    query.order.map((key) => sql`${sql.ref(key.column)}${sql.raw(key.descending ? ' desc' : '')}`),
+    query.order.map(
+      (key) =>
+        sql`${keySql(key)}${sql.raw(key.descending ? ' desc' : '')}${sql.raw(
+          key.nullable ? (key.descending ? ' nulls last' : ' nulls first') : '',
+        )}`,
+    ),
   );
+  // The keys of an $orderby other than the set's own: read into the rows, for the token.
+  const keys = query.order
+    .filter((key) => key.expression)
+    .map((key) => sql`, ${key.expression} as ${sql.ref(key.field)}`);
   const offset = query.offset > 0 ? sql` offset ${query.offset}` : sql``;
   // Planned for its values: its best plan depends on them (where the walk is, which cycle).
-  return sql`${sql.raw(PLANNED_EACH_TIME)}select ${source.columns} ${source.rows}${where}
+  return sql`${sql.raw(PLANNED_EACH_TIME)}select ${source.columns}${keys.length > 0 ? sql.join(keys, sql``) : sql``} ${source.rows}${where}
     order by ${orderBy} limit ${query.limit}${offset}`;
 }
 

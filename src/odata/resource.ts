@@ -3,6 +3,7 @@
 // rates, or the count of a collection. Key predicates are read by @odata/parser.
 import { defaultParser } from '@odata/parser';
 import { ApiError } from '../errors.js';
+import { RESOURCES_NOT_SERVED } from './capabilities.js';
 import { ENTITY_SETS, type EntitySetName } from './model.js';
 import type { Token } from './tokens.js';
 
@@ -59,11 +60,12 @@ export function resourceOf(path: string): Resource {
   const [first = '', second, third, ...rest] = segments;
   if (first === '' && segments.length === 1) return { kind: 'service' };
   if (first === '$metadata' && segments.length === 1) return { kind: 'metadata' };
-  if (first === '$batch' || first === '$crossjoin' || first === '$all') {
-    throw new ApiError(501, `${first} is not supported by this feed`);
-  }
   const open = first.indexOf('(');
   const name = open === -1 ? first : first.slice(0, open);
+  // `$crossjoin(Employees,MeritCycles)` names $crossjoin as well as `$crossjoin` does.
+  if ((RESOURCES_NOT_SERVED as readonly string[]).includes(name)) {
+    throw new ApiError(501, `${name} is not supported by this feed`);
+  }
   if (!(ENTITY_SETS as readonly string[]).includes(name)) throw notFound(path);
   const set = name as EntitySetName;
   if (open === -1) {

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import Negotiator from 'negotiator';
 import { readableColumnSchemas } from '../columns/repository.js';
+import type { Dialect } from '../db/connect.js';
 import { ApiError, notFound } from '../errors.js';
 import { readScopeOf } from '../http/authentication.js';
 import { READ_METHODS } from '../http/schemas.js';
@@ -17,9 +18,21 @@ import type { ReadScope } from '../tenancy/scope.js';
 import { metadataJson, metadataXml } from './csdl.js';
 import { entityJson, selectedProperties, sortValues } from './entities.js';
 import { filterCondition } from './filter.js';
-import { buildModel, ENTITY_SETS, type EntitySetName, type FeedModel } from './model.js';
+import {
+  buildModel,
+  ENTITY_SETS,
+  type EntitySetName,
+  type EntityType,
+  type FeedModel,
+  propertyNamed,
+} from './model.js';
 import { DEFAULT_PAGE_SIZE, decodeSkipToken, encodeSkipToken, listOf, nextLink } from './paging.js';
-import { parseQueryOptions, type QueryOptions, readOptions } from './query-options.js';
+import {
+  ieee754CompatibleOf,
+  parseQueryOptions,
+  type QueryOptions,
+  readOptions,
+} from './query-options.js';
 import { countRows, type Row, readPage } from './repository.js';
 import { type Resource, resourceOf } from './resource.js';
 import { type SortKey, type Source, sourceOf } from './sources.js';
@@ -33,8 +46,25 @@ declare module 'fastify' {
   }
 }
 
-const JSON_TYPE =
-  'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8';
+/** The JSON answers' media type; IEEE754Compatible=true: decimals (and counts) as strings. */
+const jsonType = (ieee754Compatible: boolean) =>
+  `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=${ieee754Compatible};charset=utf-8`;
+
+/**
+ * Whether the client asks for IEEE754Compatible=true (OData JSON Format 4.01, section
+ * 3.2): in `$format`'s media type, else in an `Accept` media range that takes JSON. A value
+ * other than true or false is a 400 wherever it is.
+ */
+function ieee754Compatible(request: FastifyRequest, options: QueryOptions): boolean {
+  const header = request.headers.accept;
+  let fromAccept: boolean | null = null;
+  for (const range of (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',')) {
+    const type = range.split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json' && type !== 'application/*' && type !== '*/*') continue;
+    fromAccept = ieee754CompatibleOf(range) ?? fromAccept;
+  }
+  return options.ieee754Compatible ?? fromAccept ?? false;
+}
 
 /** `OData-MaxVersion` below 4.0: the client cannot read what the feed writes (400). */
 function checkMaxVersion(request: FastifyRequest): void {
@@ -70,8 +100,13 @@ function preferredPageSize(request: FastifyRequest): number | undefined {
   return undefined;
 }
 
-/** The order a request's $orderby asks for: the set's own, its reverse, or by id. */
-function orderOf(options: QueryOptions, source: Source): readonly SortKey[] {
+/**
+ * The order a request's $orderby asks for. The set's own order, its reverse or the order by
+ * id are read as before, along an index; any other (every primitive property, asc or desc,
+ * several keys) orders by the properties' SQL, then by the set's own order (which makes a
+ * row unique), so that a walk by $skiptoken is exact: the token carries every key's value.
+ */
+function orderOf(options: QueryOptions, source: Source, type: EntityType, dialect: Dialect) {
   const asked = options.orderby;
   if (asked === null || asked.length === 0) return source.nativeOrder;
   const byId = asked.length === 1 && asked[0]?.name === 'id' && source.idOrder;
@@ -83,13 +118,23 @@ function orderOf(options: QueryOptions, source: Source): readonly SortKey[] {
       return candidate.map((key) => ({ ...key, descending: !key.descending }));
     if (!flips.some(Boolean)) return candidate;
   }
-  const native = source.nativeOrder
-    .map((key) => `${key.name}${key.descending ? ' desc' : ''}`)
-    .join(',');
-  throw new ApiError(
-    501,
-    `$orderby: this feed orders by id, or by its own order (${native}) or the reverse of either (docs/odata.md, "$orderby")`,
-  );
+  const unique = source.nativeOrder.filter((key) => !asked.some((item) => item.name === key.name));
+  return [...asked, ...unique].map((item, index): SortKey => {
+    const property = propertyNamed(type, item.name, '$orderby');
+    let expression = source.expression(property);
+    // Strings order by code point: the native columns are COLLATE "C" already.
+    if (dialect === 'postgres' && property.kind === 'column' && property.type === 'Edm.String') {
+      expression = sql`(${expression} collate "C")`;
+    }
+    return {
+      name: item.name,
+      column: '',
+      field: `sort_${index}`,
+      descending: item.descending,
+      expression,
+      nullable: property.nullable,
+    };
+  });
 }
 
 export async function odataRoutes(app: FastifyInstance): Promise<void> {
@@ -110,20 +155,22 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     const root = `${request.protocol}://${request.host}${FEED_ROOT}/`;
 
     if (resource.kind === 'service') {
-      if (parseQueryOptions(given, null).format === 'xml') {
+      const options = parseQueryOptions(given, null);
+      if (options.format === 'xml') {
         throw new ApiError(406, '$format=xml is served for $metadata only');
       }
       const value = ENTITY_SETS.map((name) => ({ name, kind: 'EntitySet', url: name }));
       return reply
-        .type(JSON_TYPE)
+        .type(jsonType(ieee754Compatible(request, options)))
         .send(JSON.stringify({ '@odata.context': `${root}$metadata`, value }));
     }
     if (resource.kind === 'metadata') {
       const options = parseQueryOptions(given, null);
+      const ieee754 = ieee754Compatible(request, options);
       const model = await modelFor(scope, 'all');
       const format = options.format ?? metadataFormat(request);
       if (format === 'json') {
-        return reply.type(JSON_TYPE).send(JSON.stringify(metadataJson(model)));
+        return reply.type(jsonType(ieee754)).send(JSON.stringify(metadataJson(model)));
       }
       return reply.type('application/xml; charset=utf-8').send(metadataXml(model));
     }
@@ -144,6 +191,8 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     const options = parseQueryOptions(given, type);
     if (options.format === 'xml')
       throw new ApiError(406, '$format=xml is served for $metadata only');
+    const ieee754 = ieee754Compatible(request, options);
+    const json = jsonType(ieee754);
     const meritCycleId =
       resource.kind === 'collection'
         ? resource.meritCycleId
@@ -178,10 +227,10 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
       });
       const row = rows[0];
       if (!row) throw notFound(set === 'Employees' ? 'Employee' : 'Merit cycle');
-      const body = entityJson(type, row, selected);
+      const body = entityJson(type, row, selected, ieee754);
       const context = JSON.stringify(`${root}$metadata#${set}${selection}/$entity`);
       const rest = body === '{}' ? '}' : `,${body.slice(1)}`;
-      return reply.type(JSON_TYPE).send(`{"@odata.context":${context}${rest}`);
+      return reply.type(json).send(`{"@odata.context":${context}${rest}`);
     }
 
     if (resource.count) {
@@ -189,7 +238,7 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
       return reply.type('text/plain; charset=utf-8').send(String(count));
     }
 
-    const order = orderOf(options, source);
+    const order = orderOf(options, source, type, app.dialect);
     const list = listOf(set, scope.fingerprint, resource.meritCycleId);
     const state = options.skiptoken
       ? decodeSkipToken(app.cursors, list, options.skiptoken, given)
@@ -229,10 +278,11 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     }
     const context = `${root}$metadata#${set}${selection}`;
     let head = `{"@odata.context":${JSON.stringify(context)}`;
-    if (count !== undefined) head += `,"@odata.count":${count}`;
-    const values = page.map((row) => entityJson(type, row, selected)).join(',');
+    // @odata.count is an Edm.Int64: a string under IEEE754Compatible=true.
+    if (count !== undefined) head += `,"@odata.count":${ieee754 ? `"${count}"` : count}`;
+    const values = page.map((row) => entityJson(type, row, selected, ieee754)).join(',');
     const tail = link === undefined ? '' : `,"@odata.nextLink":${JSON.stringify(link)}`;
-    return reply.type(JSON_TYPE).send(`${head},"value":[${values}]${tail}}`);
+    return reply.type(json).send(`${head},"value":[${values}]${tail}}`);
   }
 
   const config = { api: true, feed: true };

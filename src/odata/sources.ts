@@ -18,6 +18,13 @@ export interface SortKey {
   column: string;
   field: string;
   descending: boolean;
+  /**
+   * A key of an $orderby other than the set's own orders: the property's SQL (its column,
+   * or its value in the stored JSON), read into the page's rows as `field`.
+   */
+  expression?: Sql;
+  /** Whether the key may be null (ordered first ascending, last descending: OData's rule). */
+  nullable?: boolean;
 }
 
 export interface Source {
@@ -35,6 +42,11 @@ export interface Source {
    */
   fixedColumn?: string;
   expression(property: Property): Sql;
+  /**
+   * SQLite only: a decimal property's value as its decimal text, digit for digit (its
+   * expression is a double), for decimal_compare (db/sqlite-functions.ts).
+   */
+  decimalText?(property: Property): Sql;
 }
 
 const NATIVE_COLUMNS: Record<EntitySetName, Record<string, string>> = {
@@ -93,6 +105,11 @@ export function sourceOf(
   };
   const expression = (property: Property): Sql =>
     property.kind === 'native' ? native(property) : columnExpression(dialect, property);
+  const decimalText =
+    dialect === 'sqlite'
+      ? (property: Property): Sql =>
+          property.kind === 'native' ? SQLITE_RATE_TEXT : sqliteDecimalText(property)
+      : undefined;
   switch (set) {
     case 'MeritCycles':
       return {
@@ -106,6 +123,7 @@ export function sourceOf(
         ],
         idOrder: [key('id', 'm.id', 'id')],
         expression,
+        ...(decimalText && { decimalText }),
       };
     case 'Employees':
       // The cycles the scope may read, by a subquery: the page still walks the employee
@@ -126,6 +144,7 @@ export function sourceOf(
         idOrder: [key('id', 'e.id', 'id')],
         ...(meritCycleId !== undefined && { fixedColumn: 'e.merit_cycle_id' }),
         expression,
+        ...(decimalText && { decimalText }),
       };
     case 'ExchangeRates': {
       const rates =
@@ -137,7 +156,11 @@ export function sourceOf(
           scope,
           sql`m.id`,
         )}${meritCycleId === undefined ? sql`` : sql` and m.id = ${meritCycleId}`}`,
-        columns: sql`m.id as merit_cycle_id, m.currency as base, r.key as currency, r.value as rate`,
+        // The rate as the JSON number's text, digit for digit (SQLite's r.value is a double).
+        columns:
+          dialect === 'postgres'
+            ? sql`m.id as merit_cycle_id, m.currency as base, r.key as currency, r.value as rate`
+            : sql`m.id as merit_cycle_id, m.currency as base, r.key as currency, ${SQLITE_RATE_TEXT} as rate`,
         nativeOrder: [
           key('meritCycleId', 'm.id', 'merit_cycle_id'),
           key('currency', 'r.key', 'currency'),
@@ -145,9 +168,27 @@ export function sourceOf(
         idOrder: null,
         ...(meritCycleId !== undefined && { fixedColumn: 'm.id' }),
         expression,
+        ...(decimalText && { decimalText }),
       };
     }
   }
+}
+
+/** SQLite: an exchange rate as its JSON number's text (r.value is a double). */
+const SQLITE_RATE_TEXT = sql`(case when r.type in ('integer', 'real') then m.exchange_rates -> r.fullkey else r.value end)`;
+
+/**
+ * SQLite: the decimal text of a number or currency column property, as stored (a JSON
+ * number's text, or the decimal string); what is not a decimal decimal_compare reads as null.
+ */
+function sqliteDecimalText(property: ColumnProperty): Sql {
+  const part = property.part === null ? sql`` : sql` || '.' || json_quote(${property.part})`;
+  const path = sql`('$.columns.' || json_quote(${property.key}) || '.value'${part})`;
+  const type = sql`json_type(e.body, ${path})`;
+  if (property.reading === 'currency') {
+    return sql`(case when ${type} = 'object' then (select case when c.type in ('integer', 'real') then e.body -> c.fullkey when c.type = 'text' then c.value end from json_each(e.body, ${path}) c limit 1) end)`;
+  }
+  return sql`(case when ${type} in ('integer', 'real') then e.body -> ${path} when ${type} = 'text' then e.body ->> ${path} end)`;
 }
 
 const DECIMAL_PATTERN = '^-?[0-9]+(\\.[0-9]+)?$';

@@ -19,19 +19,27 @@ function amountJson(value: unknown): string {
   return amounts.length === 1 ? decimalJson(amounts[0]) : 'null';
 }
 
-/** The JSON text of a column property of an employee whose `columns` are these. */
+/** A decimal's JSON text as a JSON string, when asked (null stays null). */
+const asString = (json: string, ieee754: boolean) =>
+  ieee754 && json !== 'null' ? `"${json}"` : json;
+
+/**
+ * The JSON text of a column property of an employee whose `columns` are these; `ieee754`:
+ * a decimal as a JSON string (IEEE754Compatible=true).
+ */
 export function columnValueJson(
   property: ColumnProperty,
   columns: Record<string, { value?: unknown } | undefined>,
+  ieee754 = false,
 ): string {
   let value = columns[property.key]?.value;
   if (property.part !== null) value = isPlainObject(value) ? value[property.part] : undefined;
   if (value === null || value === undefined) return 'null';
   switch (property.reading) {
     case 'number':
-      return decimalJson(value);
+      return asString(decimalJson(value), ieee754);
     case 'currency':
-      return amountJson(value);
+      return asString(amountJson(value), ieee754);
     case 'date':
       return typeof value === 'string' && isCalendarDate(value) ? JSON.stringify(value) : 'null';
     case 'boolean':

@@ -348,6 +348,47 @@ describe('HTTP Basic authentication with the key as password', () => {
     }
   });
 
+  it('accepts the key as the user name with an empty password, as curl -u KEY: sends it', async () => {
+    for (const path of ['/ping', '/v1/compensationPlanning/meritCycles', '/odata/v4/MeritCycles']) {
+      const response = await server.request(path, {
+        key: null,
+        headers: { authorization: basic(key, '') },
+      });
+      expect(response.status, path).toBe(200);
+    }
+  });
+
+  it('says the key goes in the password field when the user name has its shape and the password is something else, valid key or not', async () => {
+    const hint =
+      'Missing or invalid API key: with HTTP Basic authentication the key goes in the password field (with any user name), not in the user name';
+    // The same answer for a valid key, an invalid one of the key's shape, and a bare prefix:
+    // it tells nothing about the key.
+    for (const user of [key, withWrongChecksum(key), 'cpk_']) {
+      for (const path of ['/v1/compensationPlanning/meritCycles', '/odata/v4/MeritCycles']) {
+        const response = await server.request(path, {
+          key: null,
+          headers: { authorization: basic(user, 'password') },
+        });
+        expect(response.status, path).toBe(401);
+        expect(response.headers.get('www-authenticate')).toBe('Basic realm="compplan"');
+        const body = (await response.json()) as { message?: string; error?: { message: string } };
+        expect(body.message ?? body.error?.message, path).toBe(hint);
+      }
+    }
+    // A user name of another shape: the plain refusal.
+    const other = await server.request('/ping', {
+      key: null,
+      headers: { authorization: basic('analyst', 'password') },
+    });
+    expect(((await other.json()) as { message: string }).message).toBe(UNAUTHORIZED);
+    // A valid key as the password wins, whatever the user name.
+    const both = await server.request('/ping', {
+      key: null,
+      headers: { authorization: basic(withWrongChecksum(key), key) },
+    });
+    expect(both.status).toBe(200);
+  });
+
   it('reads x-api-key when both are sent: a bad header is not rescued by good Basic credentials', async () => {
     const response = await server.request('/ping', {
       key: 'not-a-key',

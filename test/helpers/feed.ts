@@ -1,5 +1,7 @@
 // Requests to the OData feed over real HTTP, with the key as x-api-key or Basic password.
-import type { TestServer } from './server.js';
+import { afterAll, beforeAll } from 'vitest';
+import type { DataSetInput } from '../../src/import/schema.js';
+import { startTestServer, type TestServer } from './server.js';
 
 export const FEED = '/odata/v4';
 
@@ -54,4 +56,27 @@ export async function walk(
     url = body['@odata.nextLink'];
   }
   return { entities, pages };
+}
+
+/**
+ * A test server with these data sets and a key of `org`, started before the enclosing
+ * describe's tests and closed after them; `get` sends a feed request with the key.
+ */
+export function feedTestServer(dataSets: () => DataSetInput[], org: string) {
+  const state: { server?: TestServer; key?: string } = {};
+  beforeAll(async () => {
+    state.server = await startTestServer({ dataSets: dataSets() });
+    state.key = await state.server.createKey(org);
+  });
+  afterAll(() => state.server?.close());
+  return {
+    get server(): TestServer {
+      return state.server as TestServer;
+    },
+    get key(): string {
+      return state.key as string;
+    },
+    get: (path: string, headers?: Record<string, string>) =>
+      feed(state.server as TestServer, path, { key: state.key, ...(headers && { headers }) }),
+  };
 }
