@@ -16,6 +16,7 @@ import type { Actor } from '../../audit/entry.js';
 import { recordAction, withRecordedAction } from '../../audit/repository.js';
 import type { DatabaseConfig, WebhookConfig } from '../../config.js';
 import { openDatabase } from '../../db/connect.js';
+import type { UploadPace } from '../../import/upload-pace.js';
 import { UploadStaging } from '../../import/uploads.js';
 import { findApiKey } from '../api-keys/repository.js';
 import {
@@ -136,6 +137,8 @@ export const webRoutes: FastifyPluginAsync<{
   webhooks: WebhookConfig;
   changeRetentionDays: number;
   databaseConfig: DatabaseConfig;
+  /** How an upload is timed: by its progress (src/import/upload-pace.ts). */
+  uploadPace: UploadPace;
 }> = async (app, options) => {
   acceptForms(app);
   // Uploads (Settings → Data) are read part by part as they arrive, never whole.
@@ -508,10 +511,13 @@ export const webRoutes: FastifyPluginAsync<{
   };
   registerWebhookPages(app, { ...pages, config: options.webhooks });
   registerUserPages(app, pages);
-  const staging = new UploadStaging();
+  const staging = new UploadStaging(app.db);
+  // A killed instance's staged files (of this host) go when an instance starts.
+  app.addHook('onReady', () => staging.reclaim());
   app.addHook('onClose', () => staging.close());
   registerDataPages(app, pages, {
     staging,
+    pace: options.uploadPace,
     changeRetentionDays: options.changeRetentionDays,
     // SQLite: a connection of its own for the import's one long transaction, as the command
     // line has, so that the server's connection goes on answering meanwhile. PostgreSQL's

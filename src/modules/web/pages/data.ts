@@ -14,6 +14,7 @@ import { ImportError } from '../../../import/errors.js';
 import { type CheckedImport, StaleCheckError } from '../../../import/load.js';
 import { problemsForPeople } from '../../../import/problems-for-people.js';
 import { checkStagedFile, importStagedFile, type StagedFile } from '../../../import/staged-file.js';
+import { type UploadPace, UploadTooSlowError, watchPace } from '../../../import/upload-pace.js';
 import {
   removeFile,
   UPLOAD_MAX_BYTES,
@@ -41,6 +42,8 @@ const ENVELOPE_BYTES = 64 * 1024;
 
 export interface DataPageOptions {
   staging: UploadStaging;
+  /** How an upload's body is timed: by its progress, not as a whole request. */
+  pace: UploadPace;
   /** Runs a check or an import on a database handle for the long work. */
   withImportDatabase<T>(work: (database: DatabaseHandle) => Promise<T>): Promise<T>;
   changeRetentionDays: number;
@@ -78,7 +81,7 @@ export function registerDataPages(
     const query = (request.query ?? {}) as Record<string, unknown>;
     const token = typeof query.check === 'string' ? query.check : '';
     const checked = token ? staging.find(token, base.organization.id) : undefined;
-    const running = staging.progressOf(base.organization.id);
+    const running = await staging.progressOf(base.organization.id);
     return sendPage(
       reply,
       status,
@@ -95,7 +98,7 @@ export function registerDataPages(
   }
 
   const refused = (request: FastifyRequest, reply: FastifyReply, refusal: Refusal) => {
-    if (refusal.status === 413 || refusal.status === 409) reply.header('connection', 'close');
+    if ([408, 409, 413].includes(refusal.status)) reply.header('connection', 'close');
     return render(request, reply, refusal.status, {
       error: refusal.message,
       problems: refusal.problems,
@@ -109,7 +112,7 @@ export function registerDataPages(
 
   // What the running upload of the organisation is doing (the page polls it).
   app.get(`${routeOf(DATA_PAGE)}/progress`, signedIn, async (request, reply) => {
-    const progress = staging.progressOf(view(request).organization.id);
+    const progress = await staging.progressOf(view(request).organization.id);
     return reply
       .header('cache-control', 'no-store')
       .send(progress ? { running: true, ...progress } : { running: false });
@@ -117,7 +120,9 @@ export function registerDataPages(
 
   // The check: the file streamed into the import's staging area, then the import run and
   // rolled back. The form's token is checked before a byte of the file is kept.
-  app.post(`${routeOf(DATA_PAGE)}/check`, signedIn, async (request, reply) => {
+  // Timed by the file's progress, not as a whole request (upload-pace.ts).
+  const byProgress = { ...signedIn, config: { timedByProgress: true } };
+  app.post(`${routeOf(DATA_PAGE)}/check`, byProgress, async (request, reply) => {
     const signed = view(request);
     const length = Number(request.headers['content-length'] ?? Number.NaN);
     try {
@@ -134,9 +139,15 @@ export function registerDataPages(
           progress.phase = 'checking';
           progress.total = upload.size;
           progress.done = 0;
-          return await check(signed, upload, (done) => {
+          const token = await check(signed, upload, (done) => {
             progress.done = done;
           });
+          // The browser left while the file was checked: nobody will import it.
+          if (request.raw.socket.destroyed) {
+            await staging.discard(token);
+            throw new Refusal(400, 'The upload did not complete; nothing was changed.');
+          }
+          return token;
         } catch (error) {
           await removeFile(upload.file.path);
           throw error;
@@ -197,20 +208,37 @@ export function registerDataPages(
         done(null, chunk);
       },
     });
+    // Cut off at once at the limit (a chunked body has no length to refuse it by first), or
+    // when it stalls or trickles: the rest of the body is never read, the connection closed.
+    const pace = watchPace(options.pace, (error) => count.destroy(error));
+    part.file.on('data', (chunk: Buffer) => pace.arrived(chunk.length));
+    part.file.once('limit', () =>
+      count.destroy(new app.multipartErrors.RequestFileTooLargeError()),
+    );
     try {
       // wx, 0600: a new file only this server's user reads.
       await pipeline(part.file, count, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
-      // Cut off at the limit: the rest of the body was never read.
       if (part.file.truncated) throw new app.multipartErrors.RequestFileTooLargeError();
     } catch (error) {
+      pace.stop();
       await removeFile(path);
       if (error instanceof app.multipartErrors.RequestFileTooLargeError) {
         throw new Refusal(413, tooLargeMessage());
+      }
+      if (error instanceof UploadTooSlowError) {
+        request.log.info({ stalled: error.stalled }, 'upload cut off');
+        throw new Refusal(
+          408,
+          error.stalled
+            ? 'The upload stopped: nothing arrived for a while, so it was cut off. Nothing was changed. Try again.'
+            : 'The upload was too slow to finish, so it was cut off. Nothing was changed. Try again on a faster connection.',
+        );
       }
       // The browser went away, or the body broke off: nothing is kept.
       request.log.info({ err: error }, 'upload abandoned');
       throw new Refusal(400, 'The upload did not complete; nothing was changed. Try again.');
     }
+    pace.stop();
     // The browser's name, for NDJSON by its extension, as on the command line.
     const name = part.filename.slice(-200);
     return {
