@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, UploadSlotsTable } from '../db/types.js';
 import type { CheckedImport } from './load.js';
+import type { ReadingChoices } from './sheet-reading.js';
 
 /** The largest file the web application takes (the CSV and JSON limits are lower). */
 export const UPLOAD_MAX_BYTES = 100 * 1024 * 1024;
@@ -53,6 +54,8 @@ export interface StagedUpload {
   format: UploadFormat;
   /** For CSV: the merit cycle the employees are loaded into. */
   cycleId?: string;
+  /** For CSV: how the file writes dates and amounts, its encoding (sheet-reading.ts). */
+  reading?: Partial<ReadingChoices>;
   size: number;
   checked: CheckedImport;
   /** Without pruning the import is refused (the reason), when pruning removes employees. */
@@ -73,6 +76,8 @@ export class UploadStaging {
   private readonly staged = new Map<string, StagedUpload>();
   /** This instance's running uploads, by organisation (their slots are in the database). */
   private readonly running = new Map<string, UploadProgress>();
+  /** The last refused spreadsheet's problems of each user, as CSV (in this instance). */
+  private readonly problems = new Map<string, { csv: string; expiresAt: number }>();
   private sweeper: NodeJS.Timeout | undefined;
   private readonly instance = randomUUID();
   private readonly host = hostname();
@@ -211,6 +216,17 @@ export class UploadStaging {
     return slot && !this.abandoned(slot, Date.now()) ? progressOfSlot(slot) : undefined;
   }
 
+  /** Keeps the whole list of a refused file's problems (CSV) for its user to download. */
+  keepProblems(userId: string, csv: string): void {
+    this.problems.set(userId, { csv, expiresAt: Date.now() + UPLOAD_TTL_MS });
+    this.sweeper ??= setInterval(() => void this.sweep(), 60_000).unref();
+  }
+
+  problemsOf(userId: string): string | undefined {
+    const kept = this.problems.get(userId);
+    return kept && kept.expiresAt > Date.now() ? kept.csv : undefined;
+  }
+
   /** Keeps a checked file for its Import; the user's earlier one, if any, is removed. */
   async keep(upload: Omit<StagedUpload, 'expiresAt'>): Promise<void> {
     for (const earlier of [...this.staged.values()]) {
@@ -236,6 +252,9 @@ export class UploadStaging {
 
   private async sweep(): Promise<void> {
     const now = Date.now();
+    for (const [userId, kept] of this.problems) {
+      if (kept.expiresAt <= now) this.problems.delete(userId);
+    }
     for (const upload of [...this.staged.values()]) {
       if (upload.expiresAt <= now) await this.discard(upload.token);
     }
@@ -245,6 +264,7 @@ export class UploadStaging {
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.staged.clear();
+    this.problems.clear();
     const directory = this.directory;
     this.directory = undefined;
     if (directory) await rm(await directory, { recursive: true, force: true });

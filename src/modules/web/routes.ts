@@ -44,6 +44,7 @@ import { emailKey, noteSignIn, type User } from '../users/repository.js';
 import { authenticate, chooseNewPassword, passwordProblem } from '../users/service.js';
 import { ASSETS } from './assets.js';
 import { registerAuditPages } from './audit-pages.js';
+import { importHelpPage } from './help-page.js';
 import {
   acceptForms,
   addSecurityHeaders,
@@ -356,6 +357,9 @@ export const webRoutes: FastifyPluginAsync<{
   });
 
   // --- first sign-in: choose a password -------------------------------------------------
+  // The import format for people with a spreadsheet; every problem of a check links it.
+  app.get('/help/import', WEB, async (_request, reply) => sendPage(reply, 200, importHelpPage()));
+
   app.get('/password', signedIn, async (request, reply) => {
     const { user, csrfToken } = view(request);
     if (!user.mustChangePassword) return redirect(reply, CONNECTIONS);

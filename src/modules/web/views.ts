@@ -116,7 +116,7 @@ export function settingsLayout(
   );
 }
 
-function singleCard(title: string, content: SafeHtml, cardClass = ''): string {
+export function singleCard(title: string, content: SafeHtml, cardClass = ''): string {
   return document(
     title,
     html`<main id="main" class="card-page" tabindex="-1">

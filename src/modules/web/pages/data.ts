@@ -13,6 +13,13 @@ import { listCycleOverviews } from '../../../import/cycle-imports.js';
 import { ImportError } from '../../../import/errors.js';
 import { type CheckedImport, StaleCheckError } from '../../../import/load.js';
 import { problemsForPeople } from '../../../import/problems-for-people.js';
+import { SheetProblemsError } from '../../../import/sheet-problems.js';
+import {
+  AMOUNT_WRITINGS,
+  DATE_WRITINGS,
+  ENCODINGS,
+  type ReadingChoices,
+} from '../../../import/sheet-reading.js';
 import { checkStagedFile, importStagedFile, type StagedFile } from '../../../import/staged-file.js';
 import { type UploadPace, UploadTooSlowError, watchPace } from '../../../import/upload-pace.js';
 import {
@@ -60,6 +67,20 @@ class Refusal extends Error {
   ) {
     super(message);
   }
+}
+
+/** The form's reading choices for a CSV file (sheet-reading.ts); absent: the defaults. */
+function readingOfForm(field: (name: string) => string): Partial<ReadingChoices> {
+  const one = <T extends string>(name: string, values: readonly T[]) => {
+    const value = field(name);
+    return (values as readonly string[]).includes(value) ? { [name]: value as T } : {};
+  };
+  return {
+    ...one('dates', DATE_WRITINGS),
+    ...one('amounts', AMOUNT_WRITINGS),
+    ...one('encoding', ENCODINGS),
+    ...(field('ignoreUnknownColumns') === 'on' && { ignoreUnknownColumns: true }),
+  };
 }
 
 export function registerDataPages(
@@ -173,7 +194,7 @@ export function registerDataPages(
   /** The upload's form fields, then its file, streamed to the staging area. */
   async function receive(request: FastifyRequest, progress: { done: number }): Promise<Received> {
     const part = await request.file({
-      limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 8, fieldSize: 1024, parts: 10 },
+      limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 12, fieldSize: 1024, parts: 14 },
     });
     if (!part) throw new Refusal(400, 'Choose a file to upload.');
     const field = (name: string) => {
@@ -244,7 +265,13 @@ export function registerDataPages(
     return {
       token,
       size,
-      file: { path, name, format, cycleId: format === 'csv' ? cycleId : undefined },
+      file: {
+        path,
+        name,
+        format,
+        cycleId: format === 'csv' ? cycleId : undefined,
+        reading: format === 'csv' ? readingOfForm(field) : undefined,
+      },
     };
   }
 
@@ -260,7 +287,7 @@ export function registerDataPages(
         checkStagedFile(database, upload.file, { ...base, prune: true }, onRead),
       );
     } catch (error) {
-      throw await refusalOf(error, upload.file);
+      throw await refusalOf(error, upload.file, signed.user.id);
     }
     let pruneRequired: string | undefined;
     if (checked.summary.employees.removed > 0) {
@@ -281,6 +308,7 @@ export function registerDataPages(
       name: upload.file.name,
       format: upload.file.format,
       ...(upload.file.cycleId !== undefined && { cycleId: upload.file.cycleId }),
+      ...(upload.file.reading !== undefined && { reading: upload.file.reading }),
       size: upload.size,
       checked,
       ...(pruneRequired !== undefined && { pruneRequired }),
@@ -288,7 +316,11 @@ export function registerDataPages(
     return upload.token;
   }
 
-  async function refusalOf(error: unknown, file: StagedFile): Promise<Refusal> {
+  async function refusalOf(error: unknown, file: StagedFile, userId?: string): Promise<Refusal> {
+    // A spreadsheet's whole list of problems, to download as CSV (`problems.csv`).
+    if (error instanceof SheetProblemsError && userId !== undefined) {
+      staging.keepProblems(userId, error.csv());
+    }
     if (error instanceof ImportError) {
       const problems = await problemsForPeople(error, file);
       const count = error.total;
@@ -302,6 +334,17 @@ export function registerDataPages(
     if (error instanceof ManagementError) return new Refusal(422, error.message);
     throw error;
   }
+
+  // The last refused spreadsheet's problems of this user, every one, as CSV.
+  app.get(`${routeOf(DATA_PAGE)}/problems.csv`, signedIn, async (request, reply) => {
+    const csv = staging.problemsOf(view(request).user.id);
+    if (csv === undefined) return context.notFound(reply);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="problems.csv"')
+      .send(csv);
+  });
 
   // The Import: exactly the checked file, if the data is as it was at the check.
   app.post(`${routeOf(DATA_PAGE)}/import`, signedInPost, async (request, reply) => {
