@@ -1,14 +1,8 @@
 // `compplan import FILE.csv --org SLUG --cycle ID`: the real CLI on a real database; what
 // it loaded is read back through the real API.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { SDK_CYCLE, SDK_ORG, sdkDataSet, sdkEmployee } from '../client/fixtures.js';
-import {
-  copyOfDatabase,
-  dumpDatabase,
-  runCli,
-  type TempDatabase,
-  tempDatabase,
-} from '../helpers/cli.js';
+import { dumpDatabase, freshCopiesOf, runCli, type TempDatabase } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const HEADER =
@@ -41,22 +35,9 @@ describe('compplan import FILE.csv --org --cycle', () => {
     ]);
 
   // The data set, loaded once by `compplan import`; each test starts from a copy of it.
-  let loaded: TempDatabase;
-  beforeAll(async () => {
-    loaded = tempDatabase();
-    const result = await runCli(
-      ['import', loaded.writeFile('data.json', JSON.stringify(sdkDataSet(3)))],
-      { env: loaded.env, timeoutMs: 30_000 },
-    );
-    expect(result.code).toBe(0);
-  });
+  const databases = freshCopiesOf(sdkDataSet(3));
   beforeEach(() => {
-    db?.remove();
-    db = copyOfDatabase(loaded);
-  });
-  afterAll(() => {
-    db?.remove();
-    loaded?.remove();
+    db = databases.current();
   });
 
   async function employeesServed(): Promise<unknown[]> {

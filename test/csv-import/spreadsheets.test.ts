@@ -5,14 +5,8 @@
 // --ignore-unknown-columns). Every problem of a file is reported in one check, grouped, in
 // plain words, and --problems writes the whole list as CSV. The real CLI on a real database.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  copyOfDatabase,
-  dumpDatabase,
-  runCli,
-  type TempDatabase,
-  tempDatabase,
-} from '../helpers/cli.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { dumpDatabase, freshCopiesOf, runCli, type TempDatabase } from '../helpers/cli.js';
 
 const CYCLE = 'mc_5e0c2a54-1d1b-4a5e-9b0e-0d7c5d2e6a11';
 const column = (name: string, type: string, value: unknown) => ({ name, type, value });
@@ -63,7 +57,6 @@ const READ = 'One problem (explained at /app/help/import; --problems FILE.csv wr
 
 describe('compplan import FILE.csv: spreadsheets as they are', () => {
   let db: TempDatabase;
-  let loaded: TempDatabase;
   const importCsv = (content: string | Uint8Array, flags: string[] = []) =>
     runCli(
       [
@@ -85,21 +78,9 @@ describe('compplan import FILE.csv: spreadsheets as they are', () => {
       ),
     );
 
-  beforeAll(async () => {
-    loaded = tempDatabase();
-    const result = await runCli(
-      ['import', loaded.writeFile('data.json', JSON.stringify(DATA_SET))],
-      { env: loaded.env, timeoutMs: 30_000 },
-    );
-    expect(result.code).toBe(0);
-  });
+  const databases = freshCopiesOf(DATA_SET);
   beforeEach(() => {
-    db?.remove();
-    db = copyOfDatabase(loaded);
-  });
-  afterAll(() => {
-    db?.remove();
-    loaded?.remove();
+    db = databases.current();
   });
 
   it('a European Excel file (;, BOM, TRUE, Eligible, 15/03/2020, 85.000,00) loads as the JSON did', async () => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { stopProcess } from './services/process.js';
 import { comparable, inStableOrder } from './snapshot.js';
@@ -240,6 +241,38 @@ export function copyOfDatabase(from: TempDatabase): TempDatabase {
       copyFileSync(`${from.path}${suffix}`, `${copy.path}${suffix}`);
   }
   return copy;
+}
+
+/**
+ * A database each test of the file starts from afresh: `dataSet` loaded once by
+ * `compplan import` (in beforeAll), each test given a copy of it (beforeEach), all removed
+ * in afterAll. `current()` is the running test's.
+ */
+export function freshCopiesOf(dataSet: unknown): { current(): TempDatabase } {
+  let loaded: TempDatabase | undefined;
+  let copy: TempDatabase | undefined;
+  beforeAll(async () => {
+    loaded = tempDatabase();
+    const result = await runCli(
+      ['import', loaded.writeFile('data.json', JSON.stringify(dataSet))],
+      { env: loaded.env, timeoutMs: 30_000 },
+    );
+    if (result.code !== 0) throw new Error(`the data set did not load: ${result.stderr}`);
+  });
+  beforeEach(() => {
+    copy?.remove();
+    copy = copyOfDatabase(loaded as TempDatabase);
+  });
+  afterAll(() => {
+    copy?.remove();
+    loaded?.remove();
+  });
+  return {
+    current() {
+      if (!copy) throw new Error('no test is running');
+      return copy;
+    },
+  };
 }
 
 /** The audit log of a SQLite database, every entry, oldest first. */
