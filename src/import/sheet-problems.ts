@@ -293,7 +293,7 @@ export class SheetProblemsError extends ImportError {
     const groups = groupProblems(sheetProblems, choices);
     const lines = groupsInWords(groups);
     const head = [
-      `${sheetTotal === 1 ? 'One problem' : `${sheetTotal.toLocaleString('en')} problems`} (explained at /app/help/import; --problems FILE.csv writes every one). Read as: ${readAs.join(', ')}.`,
+      `${sheetTotal === 1 ? 'One problem' : `${sheetTotal.toLocaleString('en')} problems`} (each explained at /app/help/import). Read as: ${readAs.join(', ')}.`,
     ];
     const all = [...head, ...lines];
     super(

@@ -14,7 +14,7 @@ const READ_AS = "separator ',', encoding UTF-8, dates YYYY-MM-DD, amounts 1234.5
 /** What the command prints for a refused spreadsheet: the count, how it was read, the groups. */
 const refusal = (count: number, lines: string[], readAs = READ_AS) =>
   [
-    `${NOT_IMPORTED}${count === 1 ? 'One problem' : `${count} problems`} (explained at /app/help/import; --problems FILE.csv writes every one). Read as: ${readAs}.`,
+    `${NOT_IMPORTED}${count === 1 ? 'One problem' : `${count} problems`} (each explained at /app/help/import). Read as: ${readAs}.`,
     ...lines,
     '',
   ].join('\n');

@@ -53,7 +53,7 @@ const HEADER = [
   'columns.ratio',
   'columns.city',
 ];
-const READ = 'One problem (explained at /app/help/import; --problems FILE.csv writes every one).';
+const READ = 'One problem (each explained at /app/help/import).';
 
 describe('compplan import FILE.csv: spreadsheets as they are', () => {
   let db: TempDatabase;
@@ -133,7 +133,7 @@ describe('compplan import FILE.csv: spreadsheets as they are', () => {
     expect(result.code).toBe(1);
     expect(result.stderr.split('\n')).toEqual([
       'compplan: the data set was not imported; nothing changed.',
-      "76 problems (explained at /app/help/import; --problems FILE.csv writes every one). Read as: separator ',', encoding UTF-8, dates YYYY-MM-DD, amounts 1234.56, booleans TRUE/FALSE.",
+      "76 problems (each explained at /app/help/import). Read as: separator ',', encoding UTF-8, dates YYYY-MM-DD, amounts 1234.56, booleans TRUE/FALSE.",
       'Notes: This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
       '  row 1: "Notes"',
       'columns.hire (73 times): This is not a date written as YYYY-MM-DD. Write the date as YYYY-MM-DD (for example 2025-03-15), or choose how the file writes dates.',
@@ -166,7 +166,7 @@ describe('compplan import FILE.csv: spreadsheets as they are', () => {
     // date, which is not written as told.
     const told = await importCsv(file, ['--dates', 'MM/DD/YYYY', '--ignore-unknown-columns']);
     expect(told.stderr.split('\n')[1]).toBe(
-      `3 problems (explained at /app/help/import; --problems FILE.csv writes every one). Read as: separator ',', encoding UTF-8, dates MM/DD/YYYY, amounts 1234.56, booleans TRUE/FALSE, columns ignored: "Notes".`,
+      `3 problems (each explained at /app/help/import). Read as: separator ',', encoding UTF-8, dates MM/DD/YYYY, amounts 1234.56, booleans TRUE/FALSE, columns ignored: "Notes".`,
     );
   });
 
