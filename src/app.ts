@@ -12,6 +12,7 @@ import { type Drain, drainConnections } from './http/drain.js';
 import errorHandler, { sendError } from './http/error-handler.js';
 import { REQUEST_ID_SHAPE, registerRequestPipeline } from './http/pipeline.js';
 import rateLimit from './http/rate-limit.js';
+import { boundRequestReceipt } from './http/request-deadline.js';
 import { API_RESPONSE_HEADERS } from './http/security-headers.js';
 import { compiledSerializer } from './http/serializer.js';
 import { createLogger } from './logger.js';
@@ -104,9 +105,16 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 export interface ServerTimeouts {
   /** All of a request's headers must arrive within this of its start; else 408. */
   headersMs: number;
-  /** The whole request must arrive within this; else 408. */
+  /**
+   * The whole request must arrive within this; else 408 (src/http/request-deadline.ts).
+   * Not the web application's upload, timed by its progress (the two below).
+   */
   requestMs: number;
-  /** How often Node checks the two above. */
+  /** An upload that sends nothing this long is cut off (src/import/upload-pace.ts). */
+  uploadIdleMs: number;
+  /** An upload slower than this, over each uploadIdleMs, is cut off. */
+  uploadMinBytesPerSecond: number;
+  /** How often Node checks the headers, and request-deadline.ts the requests. */
   checkIntervalMs: number;
   /** A socket with no traffic this long mid-request is closed. */
   connectionMs: number;
@@ -119,6 +127,12 @@ export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = Object.freeze({
   // trickle is cut here) and the whole request within 15 s; 408 and the socket is closed.
   headersMs: 10_000,
   requestMs: 15_000,
+  // An upload (up to 100 MB) is timed by its progress instead: cut off after 30 s without
+  // a byte, or when less than 16 KiB/s (128 kbit/s) arrived over the last 30 s. 100 MB
+  // over a 2 Mbit/s office line takes about 7 minutes and is never cut; at the minimum
+  // rate it would take 1 h 47 min, which the progress bar shows.
+  uploadIdleMs: 30_000,
+  uploadMinBytesPerSecond: 16 * 1024,
   // Node's default (30 s) would let a trickling client hold a socket up to 40 s instead of 10.
   checkIntervalMs: 1_000,
   // A socket with no traffic for 30 s mid-request (a client that stopped reading its
@@ -160,13 +174,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
       headersTimeout: timeouts.headersMs,
-      requestTimeout: timeouts.requestMs,
+      // The whole-request bound is request-deadline.ts's (below), which the upload route,
+      // timed by its progress instead, is left out of.
+      requestTimeout: 0,
       connectionsCheckingInterval: timeouts.checkIntervalMs,
       // Checked below instead, so that a request without Host gets the JSON error body.
       requireHostHeader: false,
     },
     bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout: timeouts.requestMs,
+    requestTimeout: 0,
     connectionTimeout: timeouts.connectionMs,
     keepAliveTimeout: timeouts.keepAliveMs,
     clientErrorHandler: clientErrorHandler(MAX_URL_LENGTH),
@@ -191,6 +207,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // before Fastify's own server.close() (which would cut answers still being written) and
   // before the plugins let go of the database.
   app.addHook('preClose', () => app.drain.close());
+  // The first onRequest hook: a request's body arrives within timeouts.requestMs, except
+  // on the routes timed by their progress (the web application's upload).
+  boundRequestReceipt(app, timeouts);
   await app.register(errorHandler);
   await app.register(database, { database: options.database });
   await app.register(cursors);
@@ -229,6 +248,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The web application (GET / for browsers, sign-in and Settings under /app): outside the
   // API scope, no key, no API quota.
   await app.register(webRoutes, {
+    uploadPace: {
+      idleMs: timeouts.uploadIdleMs,
+      minBytesPerSecond: timeouts.uploadMinBytesPerSecond,
+      checkIntervalMs: timeouts.checkIntervalMs,
+    },
     webhooks: webhookConfig,
     changeRetentionDays: config.changeRetentionDays,
     passwordHashing: testing.passwordHashing ?? PASSWORD_HASHING,

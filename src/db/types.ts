@@ -242,6 +242,20 @@ export interface AuditEntriesTable {
   details: Nullable<string>;
 }
 
+/** An organisation's running upload: a lease (migration 0017, src/import/uploads.ts). */
+export interface UploadSlotsTable {
+  organization_id: string;
+  instance_id: string;
+  host: string;
+  pid: number;
+  phase: string;
+  done: ColumnType<number | string, number, number>;
+  total: ColumnType<number | string | null, number | null, number | null>;
+  started_by: string;
+  started_at: ColumnType<number | string, number, number>;
+  expires_at: ColumnType<number | string, number, number>;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -260,6 +274,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   audit_entries: AuditEntriesTable;
   merit_cycle_imports: MeritCycleImportsTable;
+  upload_slots: UploadSlotsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -23,10 +23,13 @@ function pathOf(rawPacket: Buffer | undefined, maxLength: number): string {
   return path.length <= maxLength ? path : '';
 }
 
+/** The message of a request whose headers or body did not arrive in time (408). */
+export const REQUEST_TIMED_OUT = 'Request Timeout: the request was not received in time';
+
 function classify(error: ParserError, maxUrlLength: number): { status: number; message: string } {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, message: 'Request Timeout: the request was not received in time' };
+      return { status: 408, message: REQUEST_TIMED_OUT };
     case 'HPE_HEADER_OVERFLOW': {
       // When the request line alone is longer than any URL may be, the URL is the problem.
       const received = error.rawPacket?.toString('latin1') ?? '';
@@ -52,28 +55,41 @@ export function clientErrorHandler(maxUrlLength: number) {
       { code: error.code, statusCode: status, remoteAddress: socket.remoteAddress },
       'refused a request the HTTP parser could not accept',
     );
-    if (socket.writable) {
-      const body = JSON.stringify({
-        timestamp: new Date().toISOString(),
-        path: pathOf(error.rawPacket, maxUrlLength),
-        message,
-        statusCode: status,
-      });
-      const headers = {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': String(Buffer.byteLength(body)),
-        connection: 'close',
-        ...API_RESPONSE_HEADERS,
-      };
-      const head = Object.entries(headers)
-        .map(([name, value]) => `${name}: ${value}\r\n`)
-        .join('');
-      // An answer to HEAD has the headers of the answer to GET, and no body.
-      const isHead = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-      socket.write(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${isHead ? '' : body}`,
-      );
-    }
-    socket.destroySoon();
+    const isHead = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    refuseOnSocket(socket, status, message, pathOf(error.rawPacket, maxUrlLength), isHead);
   };
+}
+
+/**
+ * Answers `status` with the standard JSON error body straight on the socket, then closes
+ * it: for a request nothing else will answer (the parser refused it, or its body did not
+ * arrive in time: request-deadline.ts).
+ */
+export function refuseOnSocket(
+  socket: Socket,
+  status: number,
+  message: string,
+  path: string,
+  isHead: boolean,
+): void {
+  if (socket.writable) {
+    const body = JSON.stringify({
+      timestamp: new Date().toISOString(),
+      path,
+      message,
+      statusCode: status,
+    });
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      connection: 'close',
+      ...API_RESPONSE_HEADERS,
+    };
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    // An answer to HEAD has the headers of the answer to GET, and no body.
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${isHead ? '' : body}`);
+  }
+  socket.destroySoon();
 }

@@ -5,20 +5,27 @@
 // (its line in the file) and column, from the loader's problems (`csvProblems`). The
 // columns are those `compplan export employees` writes, so an export can be edited and
 // loaded back; docs/import-format.md lists them.
+import { isUtf8 } from 'node:buffer';
 import { CsvError, parse } from 'csv-parse/sync';
 import type { ColumnDescription } from '../columns/schema.js';
 import { COLUMN_NAME, EMPLOYEE_COLUMNS, OTHER_COLUMNS, unflattenColumns } from '../export/csv.js';
-import {
-  fileProblem,
-  ImportError,
-  inMiB,
-  messageOf,
-  type Path,
-  type Problem,
-  ProblemList,
-} from './errors.js';
+import { fileProblem, type ImportError, inMiB, messageOf, type Path } from './errors.js';
 import { isObject } from './records.js';
-import type { DataSetInput } from './schema.js';
+import { type DataSetInput, ELIGIBILITY_STATUSES, employeeSchema } from './schema.js';
+import { MAX_SHEET_PROBLEMS, type SheetProblem, SheetProblemsError } from './sheet-problems.js';
+import {
+  booleanOfCell,
+  dateOfCell,
+  decimalOfCell,
+  decodeSheet,
+  enumerationOf,
+  otherSeparatorIn,
+  ReadAs,
+  type ReadingChoices,
+  readingChoices,
+  type Separator,
+  separatorOf,
+} from './sheet-reading.js';
 
 type EmployeeInput = NonNullable<DataSetInput['meritCycles'][number]['employees']>[number];
 
@@ -55,12 +62,31 @@ interface CsvRecord {
   fields: (string | null)[];
 }
 
+/** A quote where none may be: the line of the record and what (SYNTAX's words). */
+class CsvSyntax extends Error {
+  constructor(
+    readonly line: number,
+    readonly what: string,
+  ) {
+    super(`line ${line}: ${what}`);
+  }
+}
+
 /**
  * RFC 4180 by csv-parse: CRLF, LF or CR line ends, a byte order mark skipped, blank lines
  * too. An empty field is null and a quoted empty one ("") the empty string, as the export
  * writes a null and an empty text.
  */
-export function parseCsvRecords(text: string): CsvRecord[] {
+export function parseCsvRecords(text: string, delimiter: Separator = ','): CsvRecord[] {
+  try {
+    return recordsOf(text, delimiter);
+  } catch (error) {
+    if (error instanceof CsvSyntax) throw fileProblem(error.message);
+    throw error;
+  }
+}
+
+function recordsOf(text: string, delimiter: Separator): CsvRecord[] {
   const records: CsvRecord[] = [];
   // A record starts after the lines of the records before it (each has its line breaks
   // inside quoted fields and the one that ends it) and the blank lines csv-parse skipped
@@ -70,6 +96,7 @@ export function parseCsvRecords(text: string): CsvRecord[] {
   try {
     parse(text, {
       bom: true,
+      delimiter,
       relax_column_count: true,
       skip_empty_lines: true,
       record_delimiter: ['\r\n', '\n', '\r'],
@@ -90,7 +117,7 @@ export function parseCsvRecords(text: string): CsvRecord[] {
   } catch (error) {
     if (!(error instanceof CsvError) || !(error.code in SYNTAX)) throw error;
     // Named, as every problem of a row is, by the line the record starts on.
-    throw fileProblem(`line ${next + Number(error.empty_lines)}: ${SYNTAX[error.code]}`);
+    throw new CsvSyntax(next + Number(error.empty_lines), SYNTAX[error.code] ?? '');
   }
   return records;
 }
@@ -101,29 +128,34 @@ const newlines = (text: string) => text.split(/\r\n|\n|\r/).length - 1;
 interface CsvSource {
   lines: number[];
   header: string[];
+  /** Each employee's row as written. */
+  cells: (string | null)[][];
+  choices: ReadingChoices;
+  readAs: ReadAs;
 }
 
 /** The header's problems: unknown, repeated or missing columns. */
-function headerProblems(header: readonly string[]): Problem[] {
-  const problems: string[] = [];
+function headerProblems(header: readonly string[], readAs: ReadAs): SheetProblem[] {
+  const problems: SheetProblem[] = [];
   const seen = new Set<string>();
   for (const name of header) {
-    if (seen.has(name)) problems.push(`column "${name}" appears twice`);
+    if (seen.has(name)) problems.push({ kind: 'repeated-column', row: 1, column: name });
     seen.add(name);
     if (!isColumn(name)) {
-      problems.push(`"${name}" is not a column of this format (see docs/import-format.md, "CSV")`);
+      if (readAs.choices.ignoreUnknownColumns) readAs.ignored.push(name);
+      else problems.push({ kind: 'unknown-column', row: 1, column: name, value: name });
     }
   }
   if (seen.has('currencyCode') && seen.has('currencyCode.code')) {
-    problems.push('give the currency as "currencyCode" or "currencyCode.code", not both');
+    problems.push({ kind: 'currency-twice', row: 1, column: 'currencyCode.code' });
   }
   for (const name of REQUIRED) {
-    if (!seen.has(name)) problems.push(`the column "${name}" is missing`);
+    if (!seen.has(name)) problems.push({ kind: 'missing-column', row: 1, column: name });
   }
   if (!seen.has('currencyCode') && !seen.has('currencyCode.code')) {
-    problems.push('the column "currencyCode" (or "currencyCode.code") is missing');
+    problems.push({ kind: 'missing-column', row: 1, column: 'currencyCode' });
   }
-  return problems.map((message) => ({ path: [], message: `header: ${message}` }));
+  return problems;
 }
 
 /** What the CSV import reads cells by: the merit cycle's column schema and currency. */
@@ -134,36 +166,76 @@ export interface CsvCycle {
 
 /**
  * The employees of a CSV file, as data set input, their cells read by the cycle's column
- * schema (columns/cells.ts); problems name line and column.
+ * schema (columns/cells.ts) and the reading choices (sheet-reading.ts). Every problem of
+ * the file is found in one pass — the header's and every row's — and refused together
+ * (SheetProblemsError), each naming its row, column and value as written.
  */
 export function employeesFromCsv(
   text: string,
   cycle: CsvCycle,
+  readAs: ReadAs = new ReadAs(readingChoices()),
 ): { employees: EmployeeInput[]; source: CsvSource } {
+  const { choices } = readAs;
   // Counted in characters here (the file was read as at most CSV_MAX_BYTES bytes).
   if (text.length > CSV_MAX_BYTES) throw csvTooLarge();
-  const [headerRecord, ...rows] = parseCsvRecords(text);
   // Nothing but white space (and a byte order mark, which trim() takes too) is empty.
-  if (!headerRecord || text.trim() === '') {
+  if (text.trim() === '') {
+    throw fileProblem('the file is empty: it needs a header row and one row per employee');
+  }
+  const refuse = (problems: SheetProblem[]) =>
+    new SheetProblemsError(
+      problems.slice(0, MAX_SHEET_PROBLEMS),
+      choices,
+      readAs.words(),
+      problems.length,
+    );
+  const separator = separatorOf(text);
+  if (separator === undefined) {
+    const firstLine = text.split(/\r\n|\n|\r/, 1)[0] ?? '';
+    throw refuse([{ kind: 'mixed-separators', row: 1, value: firstLine }]);
+  }
+  readAs.separator = separator;
+  let records: CsvRecord[];
+  try {
+    records = recordsOf(text, separator);
+  } catch (error) {
+    if (!(error instanceof CsvSyntax)) throw error;
+    throw refuse([{ kind: 'quotes', row: error.line, detail: `${capital(error.what)}.` }]);
+  }
+  const [headerRecord, ...rows] = records;
+  if (!headerRecord) {
     throw fileProblem('the file is empty: it needs a header row and one row per employee');
   }
   const header = headerRecord.fields.map((name) => (name ?? '').trim());
-  const wrongHeader = headerProblems(header);
-  if (wrongHeader.length > 0) throw new ImportError(wrongHeader);
+  const problems = headerProblems(header, readAs);
+  const known = new Map(cycle.columns.map((column) => [column.key, column]));
+  const schema = employeeSchema(cycle.currency);
 
   const employees: EmployeeInput[] = [];
   const lines: number[] = [];
-  const problems = new ProblemList();
-  const report = (line: number, message: string, column?: string) =>
-    problems.add({
-      path: [],
-      message: `row at line ${line}${column === undefined ? '' : `, column "${column}"`}: ${message}`,
-    });
+  const cells: (string | null)[][] = [];
   for (const { line, fields } of rows) {
     if (fields.length !== header.length) {
-      report(line, `has ${fields.length} fields, the header has ${header.length}`);
+      const mixed = header.length > 1 && otherSeparatorIn(fields, separator);
+      problems.push(
+        mixed
+          ? { kind: 'mixed-separators', row: line, value: fields.join(separator) }
+          : {
+              kind: 'field-count',
+              row: line,
+              detail: `This row has ${fields.length} values; the first row has ${header.length} columns.`,
+            },
+      );
       continue;
     }
+    const rowProblems: SheetProblem[] = [];
+    const report = (
+      kind: SheetProblem['kind'],
+      column: string,
+      value: string | null,
+      detail?: string,
+    ) =>
+      rowProblems.push({ kind, row: line, column, value, ...(detail !== undefined && { detail }) });
     const employee: Record<string, unknown> = {};
     const currency: { code?: string; value?: string } = {};
     const flat: Record<string, unknown> = {};
@@ -173,27 +245,124 @@ export function employeesFromCsv(
       if (name === OTHER_COLUMNS) {
         if (value === '') return;
         const others = parseObject(value);
-        if (others === undefined) report(line, 'must be a JSON object', name);
+        if (others === undefined) report('other-columns', name, cell);
         else {
           for (const [key, other] of Object.entries(others)) {
             if (COLUMN_NAME.test(key)) flat[key] = other;
-            else report(line, `"${key}" is not a column name`, name);
+            else report('other-columns', name, cell, `“${key}” is not a column name.`);
           }
         }
-      } else if (name.startsWith('columns.')) flat[name] = cell;
-      else if (name === 'currencyCode' || name === 'currencyCode.code') currency.code = value;
-      else if (name === 'currencyCode.value') {
+      } else if (name.startsWith('columns.')) {
+        const read = readColumnCell(name, cell, known, readAs);
+        if (read.kind) report(read.kind, name, cell);
+        else flat[name] = read.cell;
+      } else if (name === 'currencyCode' || name === 'currencyCode.code') {
+        currency.code = /^[a-z]{3}$/i.test(value.trim()) ? value.trim().toUpperCase() : value;
+      } else if (name === 'currencyCode.value') {
         if (value !== '') currency.value = value;
+      } else if (name === 'eligibilityStatus') {
+        employee.eligibilityStatus =
+          enumerationOf(value, ELIGIBILITY_STATUSES, 'eligibilityStatus', readAs) ?? value;
       } else if (name === 'preferredName') employee.preferredName = cell;
-      else if (name !== 'id' || value !== '') employee[name] = value;
+      else if (name !== 'id' || value !== '') {
+        if (isColumn(name)) employee[name] = value;
+      }
     });
     employee.currencyCode = currency.value === undefined ? (currency.code ?? '') : currency;
     employee.columns = unflattenColumns(flat, cycle.columns, cycle.currency);
+    // The loader's own checks, now, so that every cell's problem is found in this pass;
+    // a cell already reported is not reported twice.
+    const checked = schema.safeParse(employee);
+    if (!checked.success) {
+      const reported = new Set(rowProblems.map((problem) => problem.column));
+      for (const issue of checked.error.issues) {
+        const column = columnOf(issue.path as Path, header);
+        // A column the header lacks is the header's problem, reported once.
+        const missing = !column.startsWith('columns.') && !header.includes(column);
+        if (reported.has(column) || missing) continue;
+        reported.add(column);
+        const index = header.indexOf(column);
+        const [kind, detail] = kindOfIssue(issue.path as Path, issue.message);
+        report(kind, column, index === -1 ? null : (fields[index] ?? null), detail);
+      }
+    }
+    problems.push(...rowProblems);
     employees.push(employee as EmployeeInput);
     lines.push(line);
+    cells.push(fields);
   }
-  if (problems.total > 0) throw problems.error();
-  return { employees, source: { lines, header } };
+  if (problems.length > 0) throw refuse(problems);
+  return { employees, source: { lines, header, cells, choices, readAs } };
+}
+
+/**
+ * A CSV file's bytes as text, in the chosen encoding; UTF-8 strictly: a byte that is not
+ * UTF-8 is a problem of its row (the file is most likely Windows-1252, which is a choice).
+ */
+export function csvText(bytes: Uint8Array | string, readAs: ReadAs): string {
+  if (typeof bytes === 'string') return decodeSheet(Buffer.from(bytes), 'utf-8', readAs, String);
+  return decodeSheet(bytes, readAs.choices.encoding, readAs, (utf8) => {
+    if (isUtf8(utf8)) return Buffer.from(utf8.buffer, utf8.byteOffset, utf8.length).toString();
+    const text = new TextDecoder().decode(utf8);
+    const at = text.indexOf('\ufffd');
+    const before = text.slice(0, at);
+    const row = before.split(/\r\n|\n|\r/).length;
+    const line = text.slice(before.lastIndexOf('\n') + 1).split(/\r\n|\n|\r/, 1)[0] ?? '';
+    throw new SheetProblemsError(
+      [{ kind: 'encoding', row, value: line }],
+      readAs.choices,
+      readAs.words(),
+    );
+  });
+}
+
+const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** A `columns.KEY` or `columns.KEY.PART` cell read by its stored type and the choices. */
+function readColumnCell(
+  name: string,
+  cell: string | null,
+  known: ReadonlyMap<string, ColumnDescription>,
+  readAs: ReadAs,
+): { cell: string | null; kind?: SheetProblem['kind'] } {
+  if (cell === null || cell === '') return { cell };
+  const [, key, part] = COLUMN_NAME.exec(name) ?? [];
+  const stored = key === undefined ? undefined : known.get(key);
+  const type =
+    part === undefined ? stored?.type : stored?.parts?.find((known) => known.key === part)?.type;
+  const { choices } = readAs;
+  switch (type) {
+    case 'date': {
+      const date = dateOfCell(cell, choices.dates);
+      return date === undefined ? { cell, kind: 'date' } : { cell: date };
+    }
+    case 'number': {
+      const decimal = decimalOfCell(cell, choices.amounts);
+      return decimal === undefined ? { cell, kind: 'number' } : { cell: decimal };
+    }
+    case 'currency': {
+      const decimal = decimalOfCell(cell, choices.amounts);
+      return decimal === undefined ? { cell, kind: 'amount' } : { cell: decimal };
+    }
+    case 'boolean': {
+      const value = booleanOfCell(cell, readAs);
+      return value === undefined ? { cell, kind: 'boolean' } : { cell: String(value) };
+    }
+    default:
+      return { cell };
+  }
+}
+
+/** A loader's problem of a field as a kind (its own words for the kinds without one). */
+function kindOfIssue(path: Path, message: string): [SheetProblem['kind'], string?] {
+  const [field] = path;
+  if (message === 'must not be empty') return ['empty'];
+  if (message.startsWith('must be at most')) return ['too-long'];
+  if (field === 'email') return ['email'];
+  if (field === 'eligibilityStatus') return ['eligibility'];
+  if (field === 'currencyCode') return ['currency-code'];
+  if (message.startsWith("must be the merit cycle's currency")) return ['cycle-currency'];
+  return ['other', `${capital(message)}.`];
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
@@ -223,17 +392,28 @@ function columnOf(field: Path, header: readonly string[]): string {
 }
 
 /**
- * The loader's problems of the data set as those of the CSV file: `meritCycles[0]
- * .employees[3].email: …` → `row at line 5, column "email": …`.
+ * The loader's problems of the data set (those across rows, such as a repeated email) as
+ * those of the CSV file: `meritCycles[0].employees[3].email: …` → row 5, column email.
  */
 export function csvProblems(error: ImportError, source: CsvSource): ImportError {
   const lineOf = (index: unknown) => source.lines[Number(index)];
-  const problems = error.problems.map((problem): Problem => {
+  const problems = error.problems.map((problem): SheetProblem => {
     const [top, , list, index, ...field] = problem.path;
-    if (top !== 'meritCycles' || list !== 'employees') return problem;
-    const where = field.length === 0 ? '' : `, column "${columnOf(field, source.header)}"`;
-    const message = messageOf(problem, (other) => `the row at line ${lineOf(other[3])}`);
-    return { path: [], message: `row at line ${lineOf(index)}${where}: ${message}` };
+    if (top !== 'meritCycles' || list !== 'employees') {
+      return { kind: 'other', detail: capital(messageOf(problem)) };
+    }
+    const column = field.length === 0 ? undefined : columnOf(field, source.header);
+    const at = column === undefined ? -1 : source.header.indexOf(column);
+    const value = at === -1 ? undefined : (source.cells[Number(index)]?.[at] ?? null);
+    const message = messageOf(problem, (other) => `row ${lineOf(other[3])}`);
+    const repeated = problem.message.startsWith('repeats the email');
+    return {
+      kind: repeated ? 'repeated-email' : 'other',
+      row: lineOf(index),
+      ...(column !== undefined && { column }),
+      ...(value !== undefined && { value }),
+      detail: `${capital(message)}.`,
+    };
   });
-  return new ImportError(problems, error.total);
+  return new SheetProblemsError(problems, source.choices, source.readAs.words(), error.total);
 }

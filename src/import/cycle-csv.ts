@@ -8,7 +8,7 @@ import { ManagementError } from '../errors.js';
 import { findMeritCycleRow } from '../tenancy/cycles.js';
 import { findOrganizationBySlug } from '../tenancy/organizations.js';
 import { readScope } from '../tenancy/scope.js';
-import { csvProblems, employeesFromCsv } from './csv.js';
+import { csvProblems, csvText, employeesFromCsv } from './csv.js';
 import { ImportError } from './errors.js';
 import {
   type CheckedImport,
@@ -18,44 +18,62 @@ import {
   type LoadOptions,
 } from './load.js';
 import type { DataSetInput } from './schema.js';
+import { ReadAs, type ReadingChoices, readingChoices } from './sheet-reading.js';
 
 /** The organisation or the cycle a CSV file is for does not exist. */
 export class CsvTargetError extends ManagementError {
   override name = 'CsvTargetError';
 }
 
-type CsvOptions = LoadOptions & { org: string; cycle: string; prune: boolean };
+type CsvOptions = LoadOptions & {
+  org: string;
+  cycle: string;
+  prune: boolean;
+  /** How the file writes what would otherwise be guessed (sheet-reading.ts). */
+  reading?: Partial<ReadingChoices> | undefined;
+};
 
+/** A check of a CSV file: what would change, and how the file was read. */
+export type CheckedCsv = CheckedImport & { readAs: string[] };
+
+/** Loads a CSV file (its bytes, or text already decoded) into the cycle's employees. */
 export async function importEmployeesCsv(
   database: DatabaseHandle,
-  text: string,
+  bytes: Uint8Array | string,
   options: CsvOptions,
 ): Promise<ImportSummary> {
-  return loadCsv(database, text, options, importDataSet);
+  return (await loadCsv(database, bytes, options, importDataSet)).loaded;
 }
 
 /** Checks a CSV file as importEmployeesCsv would import it: nothing is written. */
 export async function checkEmployeesCsv(
   database: DatabaseHandle,
-  text: string,
+  bytes: Uint8Array | string,
   options: CsvOptions,
-): Promise<CheckedImport> {
-  return loadCsv(database, text, options, checkDataSet);
+): Promise<CheckedCsv> {
+  const { loaded, readAs } = await loadCsv(database, bytes, options, checkDataSet);
+  return { ...loaded, readAs: readAs.words() };
 }
 
 async function loadCsv<T>(
   database: DatabaseHandle,
-  text: string,
-  { org, cycle: cycleId, ...options }: CsvOptions,
+  bytes: Uint8Array | string,
+  { org, cycle: cycleId, reading, ...options }: CsvOptions,
   load: (database: DatabaseHandle, dataSet: unknown, options: LoadOptions) => Promise<T>,
-): Promise<T> {
+): Promise<{ loaded: T; readAs: ReadAs }> {
   const organization = await findOrganizationBySlug(database.db, org);
   if (!organization) throw new CsvTargetError(`no organisation "${org}"`);
   const cycle = await findMeritCycleRow(database.db, readScope(organization.id, null, []), cycleId);
   if (!cycle) throw new CsvTargetError(`no merit cycle ${cycleId} in organisation "${org}"`);
   // Cells are read by the cycle's column schema: the type and name of each known column.
   const columns = await readColumnSchema(database.db, cycle.id);
-  const { employees, source } = employeesFromCsv(text, { columns, currency: cycle.currency });
+  const readAs = new ReadAs(readingChoices(reading));
+  const text = csvText(bytes, readAs);
+  const { employees, source } = employeesFromCsv(
+    text,
+    { columns, currency: cycle.currency },
+    readAs,
+  );
   // The organisation and the cycle as stored: only the employees come from the file.
   const dataSet: DataSetInput = {
     organization: { slug: organization.slug, name: organization.name },
@@ -74,7 +92,7 @@ async function loadCsv<T>(
   };
   try {
     // Validated record by record by the loader, as a file's data set is.
-    return await load(database, dataSet, options);
+    return { loaded: await load(database, dataSet, options), readAs };
   } catch (error) {
     if (error instanceof ImportError) throw csvProblems(error, source);
     throw error;

@@ -29,8 +29,10 @@ export class ImportError extends Error {
   constructor(
     problems: readonly Problem[],
     readonly total = problems.length,
+    /** How many are kept and shown (a spreadsheet's grouped problems: all their lines). */
+    shownAtMost = MAX_PROBLEMS,
   ) {
-    const shown = problems.slice(0, MAX_PROBLEMS);
+    const shown = problems.slice(0, shownAtMost);
     const lines = shown.map(render);
     if (total > shown.length) lines.push(`… and ${total - shown.length} more`);
     super(lines.length === 1 ? (lines[0] ?? '') : `${lines.length} problems:\n${lines.join('\n')}`);

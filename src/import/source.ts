@@ -59,6 +59,15 @@ async function readWhole(
   limit: number,
   tooLarge: () => ImportError,
 ): Promise<string> {
+  return withoutBom(decodeStrictly(await bytesOfWhole(chunks, limit, tooLarge)));
+}
+
+/** A whole file of at most `limit` bytes; `tooLarge` once it passes the limit. */
+async function bytesOfWhole(
+  chunks: AsyncIterable<Uint8Array>,
+  limit: number,
+  tooLarge: () => ImportError,
+): Promise<Buffer> {
   const parts: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of chunks) {
@@ -66,14 +75,17 @@ async function readWhole(
     if (total > limit) throw tooLarge();
     parts.push(chunk);
   }
-  const bytes = Buffer.concat(parts);
-  parts.length = 0;
-  return withoutBom(decodeStrictly(bytes));
+  return Buffer.concat(parts);
+}
+
+/** The bytes of a CSV file (or standard input for `-`), whole: at most CSV_MAX_BYTES. */
+export async function readCsvBytes(file: string): Promise<Buffer> {
+  return bytesOfWhole(readableOf(await openSource(file)), CSV_MAX_BYTES, csvTooLarge);
 }
 
 /** The text of a CSV file (or standard input for `-`), whole: at most CSV_MAX_BYTES. */
 export async function readCsvText(file: string): Promise<string> {
-  return readWhole(readableOf(await openSource(file)), CSV_MAX_BYTES, csvTooLarge);
+  return withoutBom(decodeStrictly(await readCsvBytes(file)));
 }
 
 /**

@@ -14,7 +14,8 @@ import {
   type LoadOptions,
 } from './load.js';
 import type { ImportRecord } from './records.js';
-import { readCsvText, recordsOfStream } from './source.js';
+import type { ReadingChoices } from './sheet-reading.js';
+import { readCsvBytes, recordsOfStream } from './source.js';
 import type { UploadFormat } from './uploads.js';
 
 export interface StagedFile {
@@ -22,6 +23,8 @@ export interface StagedFile {
   name: string;
   format: UploadFormat;
   cycleId?: string | undefined;
+  /** For CSV: how the file writes dates, amounts, its encoding (sheet-reading.ts). */
+  reading?: Partial<ReadingChoices> | undefined;
 }
 
 type Options = LoadOptions & { organization: string; prune: boolean };
@@ -67,12 +70,13 @@ async function loadStagedFile<T>(
   },
 ): Promise<T> {
   if (file.format === 'csv') {
-    const text = await readCsvText(file.path);
-    onRead(Buffer.byteLength(text));
-    return load.csv(database, text, {
+    const bytes = await readCsvBytes(file.path);
+    onRead(bytes.length);
+    return load.csv(database, bytes, {
       ...options,
       org: options.organization,
       cycle: file.cycleId ?? '',
+      reading: file.reading,
     });
   }
   return load.records(

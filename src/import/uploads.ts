@@ -3,18 +3,33 @@
 // never anywhere else on the server's disk — then checked; the checked file waits here,
 // under a random token, for the Import that applies exactly it, and is removed by that
 // import, by a newer upload of the same user, after UPLOAD_TTL_MS, when the upload fails
-// or is abandoned, and when the server stops. One upload (or import) at a time per
-// organisation: a second one is refused while the first runs.
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// or is abandoned, and when the server stops.
+//
+// One upload (or import) at a time per organisation, on every instance: a second one is
+// refused while the first runs. The slot is a lease in the database (upload_slots,
+// migration 0017), renewed every LEASE_MS / 3 while the upload runs and deleted when it
+// ends, however it ends; a slot whose instance was killed is taken over once its lease
+// expires, and at once by an instance on the same host that sees its process gone. Each
+// process stages its files in a directory of its own, named with its process id
+// (`compplan-import-staging-PID-…`); an instance starting removes those of processes of
+// this host that are gone, so a killed instance's files do not stay.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, UploadSlotsTable } from '../db/types.js';
 import type { CheckedImport } from './load.js';
+import type { ReadingChoices } from './sheet-reading.js';
 
 /** The largest file the web application takes (the CSV and JSON limits are lower). */
 export const UPLOAD_MAX_BYTES = 100 * 1024 * 1024;
 /** How long a checked file waits for its Import. */
 export const UPLOAD_TTL_MS = 30 * 60 * 1000;
+/** How long an upload slot holds without being renewed (it is renewed every third of it). */
+export const LEASE_MS = 60_000;
+
+const STAGING_PREFIX = 'compplan-import-staging-';
 
 export type UploadFormat = 'csv' | 'data-set';
 
@@ -39,6 +54,8 @@ export interface StagedUpload {
   format: UploadFormat;
   /** For CSV: the merit cycle the employees are loaded into. */
   cycleId?: string;
+  /** For CSV: how the file writes dates and amounts, its encoding (sheet-reading.ts). */
+  reading?: Partial<ReadingChoices>;
   size: number;
   checked: CheckedImport;
   /** Without pruning the import is refused (the reason), when pruning removes employees. */
@@ -57,13 +74,37 @@ export class UploadBusyError extends Error {
 export class UploadStaging {
   private directory: Promise<string> | undefined;
   private readonly staged = new Map<string, StagedUpload>();
+  /** This instance's running uploads, by organisation (their slots are in the database). */
   private readonly running = new Map<string, UploadProgress>();
+  /** The last refused spreadsheet's problems of each user, as CSV (in this instance). */
+  private readonly problems = new Map<string, { csv: string; expiresAt: number }>();
   private sweeper: NodeJS.Timeout | undefined;
+  private readonly instance = randomUUID();
+  private readonly host = hostname();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly leaseMs = LEASE_MS,
+  ) {}
 
   /** The staging directory, made (owner-only) at the first upload. */
   private async dir(): Promise<string> {
-    this.directory ??= mkdtemp(join(tmpdir(), 'compplan-import-staging-'));
+    this.directory ??= mkdtemp(join(tmpdir(), `${STAGING_PREFIX}${process.pid}-`));
     return this.directory;
+  }
+
+  /**
+   * At start: the staging directories of this host's processes that are gone (a killed
+   * instance's) are removed, files and all.
+   */
+  async reclaim(): Promise<void> {
+    const names = await readdir(tmpdir()).catch(() => [] as string[]);
+    for (const name of names) {
+      const pid = Number(/^compplan-import-staging-(\d+)-/.exec(name)?.[1]);
+      if (Number.isInteger(pid) && !processAlive(pid)) {
+        await rm(join(tmpdir(), name), { recursive: true, force: true });
+      }
+    }
   }
 
   /** A new file's path in the staging area (the file is not made). */
@@ -74,26 +115,116 @@ export class UploadStaging {
 
   /**
    * Runs `work` as the organisation's one running upload, its progress shown by
-   * `progress`; refused with UploadBusyError while another runs.
+   * `progress`; refused with UploadBusyError while another runs, on any instance. The slot
+   * is freed when `work` ends, however it ends.
    */
   async exclusive<T>(
     organizationId: string,
     start: Omit<UploadProgress, 'startedAt' | 'done'>,
     work: (progress: UploadProgress) => Promise<T>,
   ): Promise<T> {
-    const current = this.running.get(organizationId);
-    if (current) throw new UploadBusyError(current);
     const progress: UploadProgress = { ...start, done: 0, startedAt: new Date().toISOString() };
+    await this.take(organizationId, progress);
     this.running.set(organizationId, progress);
+    const renewal = setInterval(
+      () => void this.renew(organizationId, progress).catch(() => undefined),
+      Math.max(1, Math.floor(this.leaseMs / 3)),
+    );
+    renewal.unref();
     try {
       return await work(progress);
     } finally {
+      clearInterval(renewal);
       this.running.delete(organizationId);
+      await this.db
+        .deleteFrom('upload_slots')
+        .where('organization_id', '=', organizationId)
+        .where('instance_id', '=', this.instance)
+        .execute();
     }
   }
 
-  progressOf(organizationId: string): UploadProgress | undefined {
-    return this.running.get(organizationId);
+  /** The organisation's slot, taken; a slot whose holder is gone is taken over. */
+  private async take(organizationId: string, progress: UploadProgress): Promise<void> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const now = Date.now();
+      const inserted = await this.db
+        .insertInto('upload_slots')
+        .values({
+          organization_id: organizationId,
+          instance_id: this.instance,
+          host: this.host,
+          pid: process.pid,
+          phase: progress.phase,
+          done: progress.done,
+          total: progress.total,
+          started_by: progress.by,
+          started_at: Date.parse(progress.startedAt),
+          expires_at: now + this.leaseMs,
+        })
+        .onConflict((conflict) => conflict.column('organization_id').doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return;
+      const held = await this.slotOf(organizationId);
+      if (!held) continue;
+      if (!this.abandoned(held, now)) throw new UploadBusyError(progressOfSlot(held));
+      // The holder is gone: its slot is deleted (unless it was renewed meanwhile).
+      await this.db
+        .deleteFrom('upload_slots')
+        .where('organization_id', '=', organizationId)
+        .where('instance_id', '=', held.instance_id)
+        .where('expires_at', '=', held.expires_at)
+        .execute();
+    }
+    const held = await this.slotOf(organizationId);
+    throw new UploadBusyError(held ? progressOfSlot(held) : progress);
+  }
+
+  private slotOf(organizationId: string) {
+    return this.db
+      .selectFrom('upload_slots')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirst();
+  }
+
+  /** Expired, or held by a process of this host that is gone. */
+  private abandoned(slot: Slot, now: number): boolean {
+    if (Number(slot.expires_at) <= now) return true;
+    return slot.instance_id !== this.instance && slot.host === this.host && !processAlive(slot.pid);
+  }
+
+  private async renew(organizationId: string, progress: UploadProgress): Promise<void> {
+    await this.db
+      .updateTable('upload_slots')
+      .set({
+        phase: progress.phase,
+        done: progress.done,
+        total: progress.total,
+        expires_at: Date.now() + this.leaseMs,
+      })
+      .where('organization_id', '=', organizationId)
+      .where('instance_id', '=', this.instance)
+      .execute();
+  }
+
+  /** What the organisation's running upload is doing, on whichever instance it runs. */
+  async progressOf(organizationId: string): Promise<UploadProgress | undefined> {
+    const here = this.running.get(organizationId);
+    if (here) return here;
+    const slot = await this.slotOf(organizationId);
+    return slot && !this.abandoned(slot, Date.now()) ? progressOfSlot(slot) : undefined;
+  }
+
+  /** Keeps the whole list of a refused file's problems (CSV) for its user to download. */
+  keepProblems(userId: string, csv: string): void {
+    this.problems.set(userId, { csv, expiresAt: Date.now() + UPLOAD_TTL_MS });
+    this.sweeper ??= setInterval(() => void this.sweep(), 60_000).unref();
+  }
+
+  problemsOf(userId: string): string | undefined {
+    const kept = this.problems.get(userId);
+    return kept && kept.expiresAt > Date.now() ? kept.csv : undefined;
   }
 
   /** Keeps a checked file for its Import; the user's earlier one, if any, is removed. */
@@ -121,6 +252,9 @@ export class UploadStaging {
 
   private async sweep(): Promise<void> {
     const now = Date.now();
+    for (const [userId, kept] of this.problems) {
+      if (kept.expiresAt <= now) this.problems.delete(userId);
+    }
     for (const upload of [...this.staged.values()]) {
       if (upload.expiresAt <= now) await this.discard(upload.token);
     }
@@ -130,9 +264,32 @@ export class UploadStaging {
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.staged.clear();
+    this.problems.clear();
     const directory = this.directory;
     this.directory = undefined;
     if (directory) await rm(await directory, { recursive: true, force: true });
+  }
+}
+
+type Slot = Selectable<UploadSlotsTable>;
+
+function progressOfSlot(slot: Slot): UploadProgress {
+  return {
+    phase: slot.phase as UploadProgress['phase'],
+    done: Number(slot.done),
+    total: slot.total === null ? null : Number(slot.total),
+    by: slot.started_by,
+    startedAt: new Date(Number(slot.started_at)).toISOString(),
+  };
+}
+
+/** Whether a process of this host runs (EPERM: it does, as another user's). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type { Actor } from '../audit/entry.js';
 import type { WebhookConfig } from '../config.js';
+import type { UploadPace } from '../import/upload-pace.js';
 import type { Organization } from '../tenancy/organizations.js';
 import type { PasswordHashing } from '../users/password.js';
 import type { User } from '../users/repository.js';
@@ -24,6 +25,8 @@ export interface PageSettings {
    * names its own.
    */
   passwordHashing: PasswordHashing;
+  /** How an upload is timed: by its progress (src/import/upload-pace.ts). */
+  uploadPace: UploadPace;
 }
 
 export interface PageContext {

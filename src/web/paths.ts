@@ -10,6 +10,7 @@ export const PAGES = {
   users: '/app/settings/users',
   data: '/app/settings/data',
   auditLog: '/app/settings/audit-log',
+  importHelp: '/app/help/import',
 } as const;
 
 /** A page's URL as its routes register it (the web application is mounted at /app). */

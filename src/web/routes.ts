@@ -25,6 +25,7 @@ import { messagePage, notFoundPage } from './layout.js';
 import { auditLogPages } from './pages/audit-log.js';
 import { connectionsPages } from './pages/connections.js';
 import { dataPages } from './pages/data.js';
+import { helpPages } from './pages/help.js';
 import { homePages } from './pages/home.js';
 import { rolesPages } from './pages/roles.js';
 import { signInPages } from './pages/sign-in.js';
@@ -42,6 +43,7 @@ const APP_PAGES: readonly Page[] = [
   usersPages,
   dataPages,
   auditLogPages,
+  helpPages,
 ];
 
 export const webRoutes: FastifyPluginAsync<PageSettings> = async (app, settings) => {

@@ -1,14 +1,8 @@
 // `compplan import FILE.csv --org SLUG --cycle ID`: the real CLI on a real database; what
 // it loaded is read back through the real API.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { SDK_CYCLE, SDK_ORG, sdkDataSet, sdkEmployee } from '../client/fixtures.js';
-import {
-  copyOfDatabase,
-  dumpDatabase,
-  runCli,
-  type TempDatabase,
-  tempDatabase,
-} from '../helpers/cli.js';
+import { dumpDatabase, freshCopiesOf, runCli, type TempDatabase } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { importDataSet } from '../helpers/set-up.js';
 
@@ -17,6 +11,14 @@ const HEADER =
 
 const csv = (...lines: string[]) => `${lines.join('\r\n')}\r\n`;
 const NOT_IMPORTED = 'compplan: the data set was not imported; nothing changed.\n';
+const READ_AS = "separator ',', encoding UTF-8, dates YYYY-MM-DD, amounts 1234.56";
+/** What the command prints for a refused spreadsheet: the count, how it was read, the groups. */
+const refusal = (count: number, lines: string[], readAs = READ_AS) =>
+  [
+    `${NOT_IMPORTED}${count === 1 ? 'One problem' : `${count} problems`} (each explained at /app/help/import). Read as: ${readAs}.`,
+    ...lines,
+    '',
+  ].join('\n');
 
 describe('compplan import FILE.csv --org --cycle', () => {
   let db: TempDatabase;
@@ -33,19 +35,10 @@ describe('compplan import FILE.csv --org --cycle', () => {
       ...extra,
     ]);
 
-  // The data set, loaded once, in-process; each test starts from a copy of it.
-  let loaded: TempDatabase;
-  beforeAll(async () => {
-    loaded = tempDatabase();
-    await importDataSet(loaded.url, sdkDataSet(3));
-  });
+  // The data set, loaded once by `compplan import`; each test starts from a copy of it.
+  const databases = freshCopiesOf(sdkDataSet(3));
   beforeEach(() => {
-    db?.remove();
-    db = copyOfDatabase(loaded);
-  });
-  afterAll(() => {
-    db?.remove();
-    loaded?.remove();
+    db = databases.current();
   });
 
   async function employeesServed(): Promise<unknown[]> {
@@ -154,14 +147,16 @@ describe('compplan import FILE.csv --org --cycle', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      [
-        'compplan: the data set was not imported; nothing changed.',
-        'row at line 3, column "email": must be an email address',
-        'row at line 4, column "currencyCode": must be an ISO 4217 currency code, e.g. USD',
-        'row at line 4, column "eligibilityStatus": Invalid option: expected one of "eligible"|"ineligible"',
-        'row at line 7, column "firstName": must not be empty',
-        '',
-      ].join('\n'),
+      refusal(4, [
+        'email: This is not an email address. Write the employee’s email address, such as ada@example.com.',
+        '  row 3: "not-an-email"',
+        'currencyCode: This is not a currency code. Write the three-letter ISO 4217 code of the currency, such as USD, EUR or GBP.',
+        '  row 4: "XXX"',
+        'eligibilityStatus: This is not an eligibility the import knows. Write Eligible or Ineligible.',
+        '  row 4: "maybe"',
+        'firstName: This cell must not be empty. Fill it in.',
+        '  row 7: " "',
+      ]),
     );
     expect(dumpDatabase(db.path)).toEqual(before);
   });
@@ -194,13 +189,14 @@ describe('compplan import FILE.csv --org --cycle', () => {
     );
     expect(refused).toMatchObject({
       code: 1,
-      stderr: [
-        'compplan: the data set was not imported; nothing changed.',
-        'row at line 2, column "columns.other": "department" is not a column name',
-        'row at line 2, column "columns.other": "columns.a.b.c" is not a column name',
-        'row at line 3, column "columns.other": must be a JSON object',
-        '',
-      ].join('\n'),
+      stderr: refusal(3, [
+        'columns.other: “department” is not a column name. Leave the cell as the export wrote it, or empty; give a new column a column of its own (columns.KEY).',
+        '  row 2: "{\\"department\\": \\"Ops\\", \\"columns.a.b.c\\": \\"x\\"}"',
+        'columns.other: “columns.a.b.c” is not a column name. Leave the cell as the export wrote it, or empty; give a new column a column of its own (columns.KEY).',
+        '  row 2: "{\\"department\\": \\"Ops\\", \\"columns.a.b.c\\": \\"x\\"}"',
+        'columns.other: The “columns.other” cell is not what the export writes there. Leave the cell as the export wrote it, or empty; give a new column a column of its own (columns.KEY).',
+        '  row 3: "department=Ops"',
+      ]),
     });
   });
 
@@ -228,11 +224,10 @@ describe('compplan import FILE.csv --org --cycle', () => {
     );
     expect(result).toMatchObject({
       code: 1,
-      stderr: [
-        'compplan: the data set was not imported; nothing changed.',
-        'row at line 4, column "email": repeats the email of the row at line 2 (emails compare case-insensitively)',
-        '',
-      ].join('\n'),
+      stderr: refusal(1, [
+        'email: Repeats the email of row 2 (emails compare case-insensitively). Each employee is one row: delete the repeated row, or correct its email.',
+        '  row 4: "TWICE@sdk.example"',
+      ]),
     });
   });
 
@@ -245,12 +240,12 @@ describe('compplan import FILE.csv --org --cycle', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      [
-        'compplan: the data set was not imported; nothing changed.',
-        'header: "lastname" is not a column of this format (see docs/import-format.md, "CSV")',
-        'header: the column "lastName" is missing',
-        '',
-      ].join('\n'),
+      refusal(2, [
+        'lastname: This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
+        '  row 1: "lastname"',
+        'lastName: A column the import needs is missing from the first row. Add the column, with this name in the first row, and fill it for every row.',
+        '  row 1',
+      ]),
     );
   });
 
@@ -258,21 +253,27 @@ describe('compplan import FILE.csv --org --cycle', () => {
     const short = await importCsv(
       csv('email,firstName,lastName,currencyCode,eligibilityStatus', 'a@b.example,A,B,USD'),
     );
-    expect(short.stderr).toContain('row at line 2: has 4 fields, the header has 5');
+    expect(short.stderr).toBe(
+      refusal(1, [
+        'This row has 4 values; the first row has 5 columns. Check the row for a value with a separator (, or ;) in it that is not in quotes, or for a missing value.',
+        '  row 2',
+      ]),
+    );
     const open = await importCsv(
       csv(
         'email,firstName,lastName,currencyCode,eligibilityStatus',
         'a@b.example,"A,B,USD,eligible',
       ),
     );
-    expect(open.stderr).toContain('line 2: a quoted field is never closed');
+    expect(open.stderr).toContain('A quoted field is never closed. Put a value');
     expect(open.code).toBe(1);
   });
 
   // A CRLF inside a quoted field is one line break of the file (csv-parse counts two).
   const multiLine = ['a@b.example,"Multi', 'line",B,USD,eligible'];
-  const STRAY = 'a quote inside an unquoted field; quote the whole field and double the quote ("")';
-  const UNCLOSED = 'a quoted field is never closed';
+  const STRAY =
+    'A quote inside an unquoted field; quote the whole field and double the quote ("").';
+  const UNCLOSED = 'A quoted field is never closed.';
   it.each([
     [
       'an unclosed quote after blank lines',
@@ -287,7 +288,7 @@ describe('compplan import FILE.csv --org --cycle', () => {
     [
       'text after a closing quote after two such rows',
       [...multiLine, ...multiLine, 'c@d.example,"C"s,D,USD,eligible'],
-      'line 6: text after the closing quote of a field',
+      'line 6: Text after the closing quote of a field.',
     ],
     [
       'a stray quote on the second line of its row',
@@ -310,7 +311,14 @@ describe('compplan import FILE.csv --org --cycle', () => {
     const result = await importCsv(
       csv('email,firstName,lastName,currencyCode,eligibilityStatus', ...rows),
     );
-    expect(result).toMatchObject({ code: 1, stderr: `${NOT_IMPORTED}${problem}\n` });
+    const [, row, words] = /^line (\d+): (.*)$/.exec(problem) ?? [];
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: refusal(1, [
+        `${words} Put a value that contains quotes in quotes, and double each quote inside it ("" for ").`,
+        `  row ${row}`,
+      ]),
+    });
   });
 
   it('removes the employees the file does not list with --prune', async () => {

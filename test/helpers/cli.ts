@@ -8,8 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import type { DataSetInput } from '../../src/import/schema.js';
 import { stopProcess } from './services/process.js';
+import { importDataSet } from './set-up.js';
 import { comparable, inStableOrder } from './snapshot.js';
 
 export { stopProcess };
@@ -243,6 +246,35 @@ export function copyOfDatabase(from: TempDatabase): TempDatabase {
       copyFileSync(`${from.path}${suffix}`, `${copy.path}${suffix}`);
   }
   return copy;
+}
+
+/**
+ * A database each test of the file starts from afresh: `dataSet` loaded once in-process
+ * (importDataSet of set-up.ts, in beforeAll), each test given a copy of it (beforeEach), all removed
+ * in afterAll. `current()` is the running test's.
+ */
+export function freshCopiesOf(dataSet: DataSetInput): { current(): TempDatabase } {
+  let loaded: TempDatabase | undefined;
+  let copy: TempDatabase | undefined;
+  beforeAll(async () => {
+    loaded = tempDatabase();
+    // In-process: the import command is not what these tests are about (set-up.ts).
+    await importDataSet(loaded.url, dataSet);
+  });
+  beforeEach(() => {
+    copy?.remove();
+    copy = copyOfDatabase(loaded as TempDatabase);
+  });
+  afterAll(() => {
+    copy?.remove();
+    loaded?.remove();
+  });
+  return {
+    current() {
+      if (!copy) throw new Error('no test is running');
+      return copy;
+    },
+  };
 }
 
 /** The audit log of a SQLite database, every entry, oldest first. */

@@ -1,7 +1,7 @@
 // A multipart upload to Settings → Data sent by hand, as a slow or large browser upload:
 // the form's token and format, then `send` bytes of file made as they are sent (never held
 // whole), with a Content-Length of `declared` if given (else chunked); ended, or left open
-// (a stalled upload) until `abort()`.
+// (a stalled upload) until `abort()`. `gapMs`: a slow line, `pieceBytes` every `gapMs`.
 import { request as httpRequest } from 'node:http';
 
 export interface SentUpload {
@@ -14,7 +14,7 @@ export function sendUpload(
   url: string,
   cookie: string,
   csrf: string,
-  options: { declared?: number; send: number; end: boolean },
+  options: { declared?: number; send: number; end: boolean; gapMs?: number; pieceBytes?: number },
 ): SentUpload {
   const boundary = '----compplan-test-boundary';
   const head = Buffer.from(
@@ -61,11 +61,14 @@ export function sendUpload(
   const chunk = Buffer.alloc(64 * 1024, 'x\n');
   let sent = 0;
   request.write(head);
+  const pieceBytes = Math.min(chunk.length, options.pieceBytes ?? chunk.length);
   const more = () => {
     while (sent < options.send && !aborted) {
-      const piece = chunk.subarray(0, Math.min(chunk.length, options.send - sent));
+      const piece = chunk.subarray(0, Math.min(pieceBytes, options.send - sent));
       sent += piece.length;
-      if (!request.write(piece)) return void request.once('drain', more);
+      const flowing = request.write(piece);
+      if (options.gapMs !== undefined) return void setTimeout(more, options.gapMs);
+      if (!flowing) return void request.once('drain', more);
     }
     if (options.end && !aborted) request.end(`\r\n--${boundary}--\r\n`);
   };

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importEmployeesCsv } from '../../src/import/cycle-csv.js';
 import { ImportError } from '../../src/import/errors.js';
 import { type ImportSummary, importRecords } from '../../src/import/load.js';
+import { SheetProblemsError } from '../../src/import/sheet-problems.js';
 import { recordsOfStream } from '../../src/import/source.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { dumpTables } from '../helpers/snapshot.js';
@@ -182,6 +183,9 @@ describe('column types in an import', () => {
 
   async function refusal(attempt: Promise<unknown>): Promise<readonly string[]> {
     const error = await attempt.catch((caught: unknown) => caught);
+    // A spreadsheet's problems: the groups, after the line that counts them and says how
+    // the file was read.
+    if (error instanceof SheetProblemsError) return error.lines.slice(1);
     if (error instanceof ImportError) return error.lines;
     throw error instanceof Error ? error : new Error('the file was accepted');
   }
@@ -346,18 +350,29 @@ describe('column types in an import', () => {
 
     it("refuses a cell its column's type does not allow, by row and column, changing nothing", async () => {
       const before = await dumpTables(server.database.db);
-      const cases: [string, string][] = [
-        ['12 500,0.97,2025-01-01,true,1,x,T,1', `column "columns.pay": ${AMOUNT}`],
-        ['1,abc,2025-01-01,true,1,x,T,1', `column "columns.ratio": ${NUMBER}`],
-        ['1,0.9,2025-02-30,true,1,x,T,1', `column "columns.start": ${DATE}`],
+      const amount =
+        'This is not an amount written as 1234.56. Write the amount as digits, as 1234.56 (no currency sign), or choose how the file writes amounts.';
+      const cases: [string, string, string][] = [
+        ['12 500,0.97,2025-01-01,true,1,x,T,1', `columns.pay: ${amount}`, '12 500'],
         [
-          '1,0.9,2025-01-01,yes,1,x,T,1',
-          'column "columns.manager": a boolean column value must be true, false or null',
+          '1,abc,2025-01-01,true,1,x,T,1',
+          'columns.ratio: This is not a number written as 1234.56. Write the number as digits, as 1234.56, or choose how the file writes numbers.',
+          'abc',
         ],
-        ['1,0.9,2025-01-01,true,1,x,T,"1,5"', `column "columns.employee.bonus": ${AMOUNT}`],
+        [
+          '1,0.9,2025-02-30,true,1,x,T,1',
+          'columns.start: This is not a date written as YYYY-MM-DD. Write the date as YYYY-MM-DD (for example 2025-03-15), or choose how the file writes dates.',
+          '2025-02-30',
+        ],
+        [
+          '1,0.9,2025-01-01,maybe,1,x,T,1',
+          'columns.manager: This is not a yes or no. Write TRUE or FALSE (or Yes or No), or leave the cell empty.',
+          'maybe',
+        ],
+        ['1,0.9,2025-01-01,true,1,x,T,"1,5"', `columns.employee.bonus: ${amount}`, '1,5'],
       ];
-      for (const [cells, problem] of cases) {
-        expect(await refusal(csv(row(cells))), cells).toEqual([`row at line 2, ${problem}`]);
+      for (const [cells, problem, value] of cases) {
+        expect(await refusal(csv(row(cells))), cells).toEqual([problem, `  row 2: "${value}"`]);
       }
       expect(await dumpTables(server.database.db)).toEqual(before);
     });
@@ -366,7 +381,8 @@ describe('column types in an import', () => {
       const before = await dumpTables(server.database.db);
       const adaOnly = `id,email,firstName,lastName,currencyCode,eligibilityStatus,columns.ratio.part\r\n${ADA},ada@typed.example,Ada,Typed,GBP,eligible,x\r\n`;
       expect(await refusal(csv(adaOnly))).toEqual([
-        'row at line 2, column "columns.ratio.*": is "composite", but the column is "number" of employees of this merit cycle that the file does not list; a column has one name and one type within a merit cycle (list every employee of the cycle, or import with --prune, to change it)',
+        'columns.ratio.*: Is "composite", but the column is "number" of employees of this merit cycle that the file does not list; a column has one name and one type within a merit cycle (list every employee of the cycle, or import with --prune, to change it). See the problem’s words; the help page explains each column.',
+        '  row 2',
       ]);
       const json = `{"organization": ${ORGANIZATION}, "meritCycles": [{${CYCLE_FIELDS}, "employees": [{${employeeFields(ADA, 'Ada')}, "columns": {"ratio": {"name": "Compa-ratio", "type": "text", "value": "x"}}}]}]}`;
       expect(await refusal(load('data-set.json', json))).toEqual([

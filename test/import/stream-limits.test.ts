@@ -21,6 +21,7 @@ import { MAX_MERIT_CYCLES } from '../../src/import/intake.js';
 import { importRecords } from '../../src/import/load.js';
 import { MAX_LINE_BYTES } from '../../src/import/ndjson.js';
 import type { ImportRecord } from '../../src/import/records.js';
+import { SheetProblemsError } from '../../src/import/sheet-problems.js';
 import { JSON_MAX_BYTES, readCsvText, recordsOfStream } from '../../src/import/source.js';
 import { acmeDataSet } from '../fixtures/data-sets.js';
 import { runCli } from '../helpers/cli.js';
@@ -534,19 +535,26 @@ describe('limits of reading a data set', () => {
       );
     });
 
-    it('keeps 50 problems of a file with one in every row, and counts the rest', () => {
+    it('keeps every problem of a file with one in every row, grouped, the first rows shown', () => {
       let error: unknown;
       try {
         employeesFromCsv(header + 'x\n'.repeat(1_000), NO_SCHEMA);
       } catch (caught) {
         error = caught;
       }
-      expect(error).toBeInstanceOf(ImportError);
-      const { lines, total } = error as ImportError;
-      expect(lines).toHaveLength(51);
-      expect(lines[0]).toBe('row at line 2: has 1 fields, the header has 5');
-      expect(lines[50]).toBe('… and 950 more');
-      expect(total).toBe(1_000);
+      expect(error).toBeInstanceOf(SheetProblemsError);
+      const { lines, sheetProblems, sheetTotal } = error as SheetProblemsError;
+      expect(sheetTotal).toBe(1_000);
+      expect(sheetProblems).toHaveLength(1_000);
+      expect(lines.slice(1)).toEqual([
+        '1,000 times: This row has 1 values; the first row has 5 columns. Check the row for a value with a separator (, or ;) in it that is not in quotes, or for a missing value.',
+        '  row 2',
+        '  row 3',
+        '  row 4',
+        '  row 5',
+        '  row 6',
+        '  … and 995 more',
+      ]);
     });
 
     it('refuses bytes that are not UTF-8 with their line and column; takes a byte order mark off', async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_KINDS } from '../../src/import/sheet-problems.js';
 import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -205,7 +206,9 @@ describe('Settings → Data: upload, check, import', () => {
       { format: 'csv', cycle: await cycleId() },
     );
     expect(csv.status).toBe(422);
-    expect(textOf(csv.body)).toContain('row at line 3, column "email":');
+    expect(textOf(csv.body)).toContain(
+      'email: This is not an email address. Write the employee’s email address, such as ada@example.com. row 3: "nope"',
+    );
     expect(stagedFiles()).toEqual([]);
   });
 
@@ -223,6 +226,38 @@ describe('Settings → Data: upload, check, import', () => {
     expect(textOf((await owner.get(DATA)).body)).toContain(
       'employees 0 created, 1 updated, 0 unchanged, 0 removed',
     );
+  });
+
+  it('a spreadsheet as Excel writes it: the form’s choices read it; its problems download whole as CSV; the help page explains each', async () => {
+    const semicolons =
+      '\uFEFFemail;firstName;lastName;currencyCode;eligibilityStatus;Notes\r\na@initech.example;A;Semi;usd;Eligible;x\r\n';
+    const refused = await check(
+      owner,
+      { name: 'excel.csv', content: semicolons },
+      { format: 'csv', cycle: await cycleId() },
+    );
+    expect(refused.status).toBe(422);
+    expect(textOf(refused.body)).toContain(
+      "Read as: separator ';', encoding UTF-8 (with a byte order mark), dates YYYY-MM-DD, amounts 1234.56, eligibilityStatus in any letter case.",
+    );
+    const list = await owner.get(`${DATA}/problems.csv`);
+    expect(list.status).toBe(200);
+    expect(list.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(list.body).toBe(
+      'row,column,value,problem\r\n1,Notes,Notes,"This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”."\r\n',
+    );
+    const checked = await check(
+      owner,
+      { name: 'excel.csv', content: semicolons },
+      { format: 'csv', cycle: await cycleId(), ignoreUnknownColumns: 'on', dates: 'DD/MM/YYYY' },
+    );
+    expect(checked.status).toBe(303);
+    expect((await importChecked(owner, checked.location ?? '')).status).toBe(303);
+    expect(await storedEmails()).toContain('a@initech.example');
+
+    const help = await owner.get('/app/help/import');
+    expect(help.status).toBe(200);
+    for (const kind of PROBLEM_KINDS) expect(help.body).toContain(`id="${kind}"`);
   });
 
   it('prune: the check counts who would go; the box removes them, and without it they stay', async () => {

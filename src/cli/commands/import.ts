@@ -1,15 +1,24 @@
-import type { Command } from 'commander';
+import { writeFile } from 'node:fs/promises';
+import { type Command, Option } from 'commander';
 import type { ImportSummary } from '../../import/load.js';
+import {
+  AMOUNT_WRITINGS,
+  type AmountWriting,
+  DATE_WRITINGS,
+  type DateWriting,
+  ENCODINGS,
+  type Encoding,
+} from '../../import/sheet-reading.js';
 import type { Source } from '../../import/source.js';
 import { configFromEnvironment, withDatabase } from '../context.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
 import { interruptible, unlessAborted } from '../interruption.js';
 
 /** A CSV file (or standard input) whole: it lists one cycle, so it is small (4 MiB at most). */
-async function readSource(file: string): Promise<string> {
-  const { readCsvText, SourceError } = await import('../../import/source.js');
+async function readSource(file: string): Promise<Buffer> {
+  const { readCsvBytes, SourceError } = await import('../../import/source.js');
   try {
-    return await readCsvText(file);
+    return await readCsvBytes(file);
   } catch (error) {
     if (error instanceof SourceError) throw new CliError(`Cannot read ${file}: ${error.message}`);
     throw error;
@@ -43,7 +52,24 @@ export function registerImport(program: Command): void {
       '--prune',
       'also remove the employees of an imported cycle that the file no longer lists',
     )
-    .action((file: string, options: { prune?: boolean; org?: string; cycle?: string }) =>
+    .addOption(
+      new Option('--dates <writing>', 'CSV: how the file writes dates')
+        .choices(DATE_WRITINGS)
+        .default('YYYY-MM-DD'),
+    )
+    .addOption(
+      new Option('--amounts <writing>', 'CSV: how the file writes amounts and numbers')
+        .choices(AMOUNT_WRITINGS)
+        .default('1234.56'),
+    )
+    .addOption(
+      new Option('--encoding <encoding>', "CSV: the file's encoding")
+        .choices(ENCODINGS)
+        .default('utf-8'),
+    )
+    .option('--ignore-unknown-columns', 'CSV: leave out columns the format does not know')
+    .option('--problems <file.csv>', "CSV: write the file's problems, every one, to this CSV file")
+    .action((file: string, options: ImportOptions) =>
       // SIGINT or SIGTERM rolls the import back and removes a database it created.
       interruptible(
         (signal) => runImport(file, options, signal),
@@ -52,11 +78,18 @@ export function registerImport(program: Command): void {
     );
 }
 
-async function runImport(
-  file: string,
-  options: { prune?: boolean; org?: string; cycle?: string },
-  signal: AbortSignal,
-): Promise<void> {
+interface ImportOptions {
+  prune?: boolean;
+  org?: string;
+  cycle?: string;
+  dates: DateWriting;
+  amounts: AmountWriting;
+  encoding: Encoding;
+  ignoreUnknownColumns?: boolean;
+  problems?: string;
+}
+
+async function runImport(file: string, options: ImportOptions, signal: AbortSignal): Promise<void> {
   const config = configFromEnvironment();
   // Fails at once, before the input is read, for a database that cannot be written or is
   // locked by another writer; and never commits once interrupted.
@@ -78,19 +111,35 @@ async function runImport(
     if (!org || !cycle) {
       throw new CliError('a CSV import needs --org SLUG and --cycle ID', EXIT_USAGE);
     }
-    const text = await unlessAborted(readSource(file), signal);
+    const bytes = await unlessAborted(readSource(file), signal);
     const { importEmployeesCsv } = await import('../../import/cycle-csv.js');
-    const summary = await withDatabase(
-      config,
-      (database) =>
-        importEmployeesCsv(database, text, {
-          org,
-          cycle,
-          prune: options.prune === true,
-          changeRetentionDays: config.changeRetentionDays,
-        }),
-      databaseOptions,
-    );
+    const { SheetProblemsError } = await import('../../import/sheet-problems.js');
+    let summary: ImportSummary;
+    try {
+      summary = await withDatabase(
+        config,
+        (database) =>
+          importEmployeesCsv(database, bytes, {
+            org,
+            cycle,
+            prune: options.prune === true,
+            changeRetentionDays: config.changeRetentionDays,
+            reading: {
+              dates: options.dates,
+              amounts: options.amounts,
+              encoding: options.encoding,
+              ignoreUnknownColumns: options.ignoreUnknownColumns === true,
+            },
+          }),
+        databaseOptions,
+      );
+    } catch (error) {
+      // The whole list, to fix in a spreadsheet, where it was asked for.
+      if (error instanceof SheetProblemsError && options.problems !== undefined) {
+        await writeFile(options.problems, error.csv());
+      }
+      throw error;
+    }
     console.log(describeSummary(summary));
     return;
   }

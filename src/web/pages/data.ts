@@ -12,7 +12,15 @@ import { listCycleOverviews } from '../../import/cycle-imports.js';
 import { ImportError } from '../../import/errors.js';
 import { type CheckedImport, StaleCheckError } from '../../import/load.js';
 import { problemsForPeople } from '../../import/problems-for-people.js';
+import { SheetProblemsError } from '../../import/sheet-problems.js';
+import {
+  AMOUNT_WRITINGS,
+  DATE_WRITINGS,
+  ENCODINGS,
+  type ReadingChoices,
+} from '../../import/sheet-reading.js';
 import { checkStagedFile, importStagedFile, type StagedFile } from '../../import/staged-file.js';
+import { UploadTooSlowError, watchPace } from '../../import/upload-pace.js';
 import {
   removeFile,
   UPLOAD_MAX_BYTES,
@@ -48,11 +56,27 @@ class Refusal extends Error {
   }
 }
 
+/** The form's reading choices for a CSV file (sheet-reading.ts); absent: the defaults. */
+function readingOfForm(field: (name: string) => string): Partial<ReadingChoices> {
+  const one = <T extends string>(name: string, values: readonly T[]) => {
+    const value = field(name);
+    return (values as readonly string[]).includes(value) ? { [name]: value as T } : {};
+  };
+  return {
+    ...one('dates', DATE_WRITINGS),
+    ...one('amounts', AMOUNT_WRITINGS),
+    ...one('encoding', ENCODINGS),
+    ...(field('ignoreUnknownColumns') === 'on' && { ignoreUnknownColumns: true }),
+  };
+}
+
 export const dataPages: Page = (app, context) => {
   const { signedIn, signedInPost, view } = context;
   const { changeRetentionDays } = context.settings;
   // The uploads of this server's organisations; their files are removed when it stops.
-  const staging = new UploadStaging();
+  const staging = new UploadStaging(app.db);
+  // A killed instance's staged files (of this host) go when an instance starts.
+  app.addHook('onReady', () => staging.reclaim());
   app.addHook('onClose', () => staging.close());
 
   async function render(
@@ -66,7 +90,7 @@ export const dataPages: Page = (app, context) => {
     const query = (request.query ?? {}) as Record<string, unknown>;
     const token = typeof query.check === 'string' ? query.check : '';
     const checked = token ? staging.find(token, base.organization.id) : undefined;
-    const running = staging.progressOf(base.organization.id);
+    const running = await staging.progressOf(base.organization.id);
     return sendPage(
       reply,
       status,
@@ -83,7 +107,7 @@ export const dataPages: Page = (app, context) => {
   }
 
   const refused = (request: FastifyRequest, reply: FastifyReply, refusal: Refusal) => {
-    if (refusal.status === 413 || refusal.status === 409) reply.header('connection', 'close');
+    if ([408, 409, 413].includes(refusal.status)) reply.header('connection', 'close');
     return render(request, reply, refusal.status, {
       error: refusal.message,
       problems: refusal.problems,
@@ -97,7 +121,7 @@ export const dataPages: Page = (app, context) => {
 
   // What the running upload of the organisation is doing (the page polls it).
   app.get(`${routeOf(DATA_PAGE)}/progress`, signedIn, async (request, reply) => {
-    const progress = staging.progressOf(view(request).organization.id);
+    const progress = await staging.progressOf(view(request).organization.id);
     return reply
       .header('cache-control', 'no-store')
       .send(progress ? { running: true, ...progress } : { running: false });
@@ -105,7 +129,9 @@ export const dataPages: Page = (app, context) => {
 
   // The check: the file streamed into the import's staging area, then the import run and
   // rolled back. The form's token is checked before a byte of the file is kept.
-  app.post(`${routeOf(DATA_PAGE)}/check`, signedIn, async (request, reply) => {
+  // Timed by the file's progress, not as a whole request (upload-pace.ts).
+  const byProgress = { ...signedIn, config: { timedByProgress: true } };
+  app.post(`${routeOf(DATA_PAGE)}/check`, byProgress, async (request, reply) => {
     const signed = view(request);
     const length = Number(request.headers['content-length'] ?? Number.NaN);
     try {
@@ -122,9 +148,15 @@ export const dataPages: Page = (app, context) => {
           progress.phase = 'checking';
           progress.total = upload.size;
           progress.done = 0;
-          return await check(signed, upload, (done) => {
+          const token = await check(signed, upload, (done) => {
             progress.done = done;
           });
+          // The browser left while the file was checked: nobody will import it.
+          if (request.raw.socket.destroyed) {
+            await staging.discard(token);
+            throw new Refusal(400, 'The upload did not complete; nothing was changed.');
+          }
+          return token;
         } catch (error) {
           await removeFile(upload.file.path);
           throw error;
@@ -150,7 +182,7 @@ export const dataPages: Page = (app, context) => {
   /** The upload's form fields, then its file, streamed to the staging area. */
   async function receive(request: FastifyRequest, progress: { done: number }): Promise<Received> {
     const part = await request.file({
-      limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 8, fieldSize: 1024, parts: 10 },
+      limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 12, fieldSize: 1024, parts: 14 },
     });
     if (!part) throw new Refusal(400, 'Choose a file to upload.');
     const field = (name: string) => {
@@ -185,26 +217,49 @@ export const dataPages: Page = (app, context) => {
         done(null, chunk);
       },
     });
+    // Cut off at once at the limit (a chunked body has no length to refuse it by first), or
+    // when it stalls or trickles: the rest of the body is never read, the connection closed.
+    const pace = watchPace(context.settings.uploadPace, (error) => count.destroy(error));
+    part.file.on('data', (chunk: Buffer) => pace.arrived(chunk.length));
+    part.file.once('limit', () =>
+      count.destroy(new app.multipartErrors.RequestFileTooLargeError()),
+    );
     try {
       // wx, 0600: a new file only this server's user reads.
       await pipeline(part.file, count, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
-      // Cut off at the limit: the rest of the body was never read.
       if (part.file.truncated) throw new app.multipartErrors.RequestFileTooLargeError();
     } catch (error) {
+      pace.stop();
       await removeFile(path);
       if (error instanceof app.multipartErrors.RequestFileTooLargeError) {
         throw new Refusal(413, tooLargeMessage());
+      }
+      if (error instanceof UploadTooSlowError) {
+        request.log.info({ stalled: error.stalled }, 'upload cut off');
+        throw new Refusal(
+          408,
+          error.stalled
+            ? 'The upload stopped: nothing arrived for a while, so it was cut off. Nothing was changed. Try again.'
+            : 'The upload was too slow to finish, so it was cut off. Nothing was changed. Try again on a faster connection.',
+        );
       }
       // The browser went away, or the body broke off: nothing is kept.
       request.log.info({ err: error }, 'upload abandoned');
       throw new Refusal(400, 'The upload did not complete; nothing was changed. Try again.');
     }
+    pace.stop();
     // The browser's name, for NDJSON by its extension, as on the command line.
     const name = part.filename.slice(-200);
     return {
       token,
       size,
-      file: { path, name, format, cycleId: format === 'csv' ? cycleId : undefined },
+      file: {
+        path,
+        name,
+        format,
+        cycleId: format === 'csv' ? cycleId : undefined,
+        reading: format === 'csv' ? readingOfForm(field) : undefined,
+      },
     };
   }
 
@@ -220,7 +275,7 @@ export const dataPages: Page = (app, context) => {
         checkStagedFile(database, upload.file, { ...base, prune: true }, onRead),
       );
     } catch (error) {
-      throw await refusalOf(error, upload.file);
+      throw await refusalOf(error, upload.file, signed.user.id);
     }
     let pruneRequired: string | undefined;
     if (checked.summary.employees.removed > 0) {
@@ -241,6 +296,7 @@ export const dataPages: Page = (app, context) => {
       name: upload.file.name,
       format: upload.file.format,
       ...(upload.file.cycleId !== undefined && { cycleId: upload.file.cycleId }),
+      ...(upload.file.reading !== undefined && { reading: upload.file.reading }),
       size: upload.size,
       checked,
       ...(pruneRequired !== undefined && { pruneRequired }),
@@ -248,7 +304,11 @@ export const dataPages: Page = (app, context) => {
     return upload.token;
   }
 
-  async function refusalOf(error: unknown, file: StagedFile): Promise<Refusal> {
+  async function refusalOf(error: unknown, file: StagedFile, userId?: string): Promise<Refusal> {
+    // A spreadsheet's whole list of problems, to download as CSV (`problems.csv`).
+    if (error instanceof SheetProblemsError && userId !== undefined) {
+      staging.keepProblems(userId, error.csv());
+    }
     if (error instanceof ImportError) {
       const problems = await problemsForPeople(error, file);
       const count = error.total;
@@ -262,6 +322,17 @@ export const dataPages: Page = (app, context) => {
     if (error instanceof ManagementError) return new Refusal(422, error.message);
     throw error;
   }
+
+  // The last refused spreadsheet's problems of this user, every one, as CSV.
+  app.get(`${routeOf(DATA_PAGE)}/problems.csv`, signedIn, async (request, reply) => {
+    const csv = staging.problemsOf(view(request).user.id);
+    if (csv === undefined) return context.notFound(reply);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="problems.csv"')
+      .send(csv);
+  });
 
   // The Import: exactly the checked file, if the data is as it was at the check.
   app.post(`${routeOf(DATA_PAGE)}/import`, signedInPost, async (request, reply) => {
