@@ -15,14 +15,11 @@ const MAX_COLUMN_KEY_LENGTH = 200;
 /** At most this many suggestions for a key that does not exist. */
 const MAX_SUGGESTIONS = 3;
 
-/** A column of the organisation's data: its key, display name and type (§7). */
-export interface ColumnChoice {
-  key: string;
-  name: string;
-  type: string;
-  /** For a composite column, its parts (the union over cycles); null otherwise. */
-  parts: { key: string; type: string }[] | null;
-}
+/**
+ * A column of the organisation's data as a cycle's column schema describes it (§7): key,
+ * display name, type, and for a composite column its parts (united over the cycles).
+ */
+export type ColumnChoice = ColumnDescription;
 
 /** The organisation's columns of one type, for the web form's picker. */
 export interface ColumnGroup {

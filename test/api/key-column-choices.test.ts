@@ -52,14 +52,8 @@ describe('the columns a key may hide (demo data)', () => {
         type: 'composite',
         columns: [
           {
-            key: 'employee',
-            name: 'Employee',
-            type: 'composite',
-            parts: [
-              { key: 'fullName', type: 'text' },
-              { key: 'jobLevel', type: 'text' },
-              { key: 'jobTitle', type: 'text' },
-            ],
+            ...column('employee', 'Employee', 'composite'),
+            parts: ['fullName', 'jobLevel', 'jobTitle'].map((key) => ({ key, type: 'text' })),
           },
         ],
       },
