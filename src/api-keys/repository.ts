@@ -20,6 +20,8 @@ export interface ApiKey {
   cycles: string[] | null;
   /** Column keys absent from every employee it reads. */
   hiddenColumns: string[];
+  /** Column types whose columns (and composite parts) are absent; sorted, often empty. */
+  hiddenColumnTypes: string[];
   expiresAt: string | null;
   /** The address ranges (CIDR) it may be used from; null: any address. */
   allowedAddresses: string[] | null;
@@ -39,6 +41,7 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     revokedAt: toIsoOrNull(row.revoked_at),
     cycles: fromStoredList(row.cycle_scope),
     hiddenColumns: fromStoredList(row.hidden_columns) ?? [],
+    hiddenColumnTypes: fromStoredList(row.hidden_column_types) ?? [],
     expiresAt: toIsoOrNull(row.expires_at),
     allowedAddresses: fromStoredList(row.allowed_addresses),
     previousSecretExpiresAt:
@@ -55,6 +58,7 @@ export interface NewApiKey {
   createdAt: string;
   cycles: readonly string[] | null;
   hiddenColumns: readonly string[];
+  hiddenColumnTypes: readonly string[];
   expiresAt: string | null;
   allowedAddresses: readonly string[] | null;
 }
@@ -73,6 +77,8 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
       hidden_columns: key.hiddenColumns.length === 0 ? null : toStoredList(key.hiddenColumns),
       expires_at: key.expiresAt,
       allowed_addresses: toStoredList(key.allowedAddresses),
+      hidden_column_types:
+        key.hiddenColumnTypes.length === 0 ? null : toStoredList(key.hiddenColumnTypes),
     })
     .execute();
 }
@@ -162,6 +168,7 @@ export async function findActiveKeyByHash(
       'secret_hash',
       'previous_secret_expires_at',
       'allowed_addresses',
+      'hidden_column_types',
     ])
     .where((eb) =>
       eb.or([eb('secret_hash', '=', secretHash), eb('previous_secret_hash', '=', secretHash)]),
@@ -188,6 +195,7 @@ export async function findActiveKeyByHash(
       fromStoredList(row.cycle_scope),
       fromStoredList(row.hidden_columns) ?? [],
       allowed,
+      fromStoredList(row.hidden_column_types) ?? [],
     ),
   };
 }

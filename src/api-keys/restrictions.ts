@@ -15,8 +15,8 @@ export const MAX_GRACE_MS = 30 * DAY_MS;
 export const DEFAULT_GRACE = '24h';
 /** A key that expires within this is flagged in `keys list` and the web application. */
 export const EXPIRING_SOON_MS = 7 * DAY_MS;
-const MAX_LIST_ITEMS = 100;
-const MAX_COLUMN_KEY_LENGTH = 200;
+/** The most items a list of an option may hold. */
+export const MAX_LIST_ITEMS = 100;
 // Dates a person types for --expires-at: a calendar date (that day's start, UTC) or an
 // ISO 8601 time with its offset; nothing that Date.parse would merely guess at.
 const CALENDAR_DATE = z.iso.date();
@@ -38,10 +38,11 @@ export function parseDuration(text: string, option: string): number {
 }
 
 /**
- * A comma-separated list (of `option`) as its items, trimmed, without repeats. A list with
- * nothing in it is empty (what the option's own check refuses); an empty item among others
- * (`salary,`, `salary,,bonus`) is refused here, rather than dropped: a comma too many may
- * be a column key left out, and a key must never read more than was asked for.
+ * A comma-separated list (of `option`) as its items, trimmed. A list with nothing in it is
+ * empty (what the option's own check refuses); an empty item among others (`salary,`,
+ * `salary,,bonus`) is refused here, rather than dropped: a comma too many may be a column
+ * key left out, and a key must never read more than was asked for. An item given twice is
+ * refused too: the second may be a typo for what was meant.
  */
 export function parseList(text: string, option: string): string[] {
   const items = text.split(',').map((item) => item.trim());
@@ -51,7 +52,11 @@ export function parseList(text: string, option: string): string[] {
       `${option} has an empty item in "${text}": remove the extra comma`,
     );
   }
-  return [...new Set(items)];
+  const twice = items.find((item, index) => items.indexOf(item) !== index);
+  if (twice !== undefined) {
+    throw new KeyManagementError(`${option} names ${twice} twice: give each once`);
+  }
+  return items;
 }
 
 /** When a new key expires: `expiresIn` from now, or at `expiresAt`; null: never. */
@@ -134,24 +139,6 @@ export async function cycleScopeOf(
     );
   }
   return [...cycles].sort();
-}
-
-/** The column keys a key hides: undefined (not given) is none; otherwise at least one. */
-export function hiddenColumnsOf(columns: readonly string[] | undefined): string[] {
-  if (columns === undefined) return [];
-  if (columns.length === 0) {
-    throw new KeyManagementError('--hide-columns needs at least one column key');
-  }
-  if (columns.length > MAX_LIST_ITEMS) {
-    throw new KeyManagementError(`--hide-columns takes at most ${MAX_LIST_ITEMS} column keys`);
-  }
-  const tooLong = columns.find((key) => key.length > MAX_COLUMN_KEY_LENGTH);
-  if (tooLong !== undefined) {
-    throw new KeyManagementError(
-      `--hide-columns: a column key has at most ${MAX_COLUMN_KEY_LENGTH} characters`,
-    );
-  }
-  return [...columns].sort();
 }
 
 /**

@@ -5,6 +5,7 @@ import { withRecordedAction } from '../audit/repository.js';
 import type { Db } from '../db/connect.js';
 import { newId } from '../ids.js';
 import { findOrganizationById, findOrganizationBySlug } from '../tenancy/organizations.js';
+import { hiddenColumnsOf, hiddenColumnTypesOf } from './columns.js';
 import { KeyManagementError } from './errors.js';
 import {
   type ApiKey,
@@ -14,15 +15,10 @@ import {
   revokeApiKey,
   rollApiKeySecret,
 } from './repository.js';
-import {
-  allowedAddressesOf,
-  cycleScopeOf,
-  expiryOf,
-  graceOf,
-  hiddenColumnsOf,
-} from './restrictions.js';
+import { allowedAddressesOf, cycleScopeOf, expiryOf, graceOf } from './restrictions.js';
 import { displayPrefix, generateSecret, hashSecret } from './secret.js';
 
+export { type ColumnChoice, type ColumnGroup, columnChoicesOf } from './columns.js';
 export { KeyManagementError } from './errors.js';
 
 export interface CreatedApiKey {
@@ -38,6 +34,7 @@ export interface CreatedApiKey {
 export interface CreatedRestrictedKey extends CreatedApiKey {
   cycles: string[] | null;
   hiddenColumns: string[];
+  hiddenColumnTypes: string[];
   expiresAt: string | null;
   allowedAddresses: string[] | null;
 }
@@ -47,8 +44,12 @@ export interface NewKeyInput {
   name?: string | undefined;
   /** Merit cycle ids; undefined: every cycle. */
   cycles?: readonly string[] | undefined;
-  /** Column keys to hide; undefined: none. */
+  /** Column keys to hide; undefined: none. Each a column of the organisation's data… */
   hiddenColumns?: readonly string[] | undefined;
+  /** …unless this says they are meant for data still to come. */
+  allowUnknownColumns?: boolean | undefined;
+  /** Column types whose every column (and composite part) is hidden; undefined: none. */
+  hiddenColumnTypes?: readonly string[] | undefined;
   /** A duration such as `90d`. */
   expiresIn?: string | undefined;
   /** A date (YYYY-MM-DD) or an ISO 8601 time. */
@@ -82,10 +83,16 @@ export async function createApiKey(
   if (name.length === 0 || name.length > KEY_NAME_MAX_LENGTH) {
     throw new KeyManagementError(`A key name must have 1 to ${KEY_NAME_MAX_LENGTH} characters`);
   }
-  const hiddenColumns = hiddenColumnsOf(input.hiddenColumns);
+  const hiddenColumnTypes = hiddenColumnTypesOf(input.hiddenColumnTypes);
   const allowedAddresses = allowedAddressesOf(input.allowedAddresses);
   const expiresAt = expiryOf(input, now)?.toISOString() ?? null;
   const cycles = await cycleScopeOf(db, organization, input.cycles);
+  const hiddenColumns = await hiddenColumnsOf(
+    db,
+    organization,
+    input.hiddenColumns,
+    input.allowUnknownColumns === true,
+  );
   const secret = generateSecret();
   const key = {
     id: newId('key'),
@@ -96,14 +103,17 @@ export async function createApiKey(
     createdAt: new Date(now).toISOString(),
     cycles,
     hiddenColumns,
+    hiddenColumnTypes,
     expiresAt,
     allowedAddresses,
   };
   const entry = { organizationId: organization.id, actor, target: key.id, keyId: key.id };
+  // What the key may read, as keys list shows it.
+  const details = { cycles, hiddenColumns, hiddenColumnTypes, expiresAt, allowedAddresses };
   await withRecordedAction(
     db,
     (trx) => insertApiKey(trx, key),
-    () => ({ ...entry, action: 'key.created', at: new Date(now) }),
+    () => ({ ...entry, action: 'key.created', details, at: new Date(now) }),
   );
   return {
     id: key.id,
@@ -113,6 +123,7 @@ export async function createApiKey(
     createdAt: key.createdAt,
     cycles,
     hiddenColumns,
+    hiddenColumnTypes,
     expiresAt,
     allowedAddresses,
   };
@@ -127,6 +138,7 @@ export interface RolledApiKey {
   /** What the key may read and until when, unchanged by the roll. */
   cycles: string[] | null;
   hiddenColumns: string[];
+  hiddenColumnTypes: string[];
   expiresAt: string | null;
   allowedAddresses: string[] | null;
   /** Until when the secret the key had keeps working. */
@@ -188,6 +200,7 @@ export async function rollApiKeyById(
     name: key.name,
     cycles: key.cycles,
     hiddenColumns: key.hiddenColumns,
+    hiddenColumnTypes: key.hiddenColumnTypes,
     expiresAt: key.expiresAt,
     allowedAddresses: key.allowedAddresses,
     previousSecretExpiresAt,

@@ -6,6 +6,7 @@ import type { Database } from '../db/types.js';
 import { isId } from '../ids.js';
 import { readableCycles } from '../tenancy/cycles.js';
 import type { ReadScope } from '../tenancy/scope.js';
+import { type HiddenColumns, hiddenIn, visibleColumns } from './hidden.js';
 import type { ColumnDescription } from './schema.js';
 
 const parse = (text: string | null | undefined): ColumnDescription[] =>
@@ -14,7 +15,7 @@ const parse = (text: string | null | undefined): ColumnDescription[] =>
 /**
  * The columns of the cycle with this id that the scope may read, in one statement (the
  * cycle's check and its schema's row); undefined when the scope may not read it, as for a
- * cycle that does not exist. The scope's hidden columns are left out.
+ * cycle that does not exist. The scope's hidden columns (by key and by type) are left out.
  */
 export async function findColumnSchema(
   db: Db,
@@ -30,8 +31,24 @@ export async function findColumnSchema(
     .where('merit_cycles.id', '=', meritCycleId)
     .executeTakeFirst();
   if (!row) return undefined;
-  const hidden = new Set(scope.hiddenColumns);
-  return parse(row.columns).filter((column) => !hidden.has(column.key));
+  const schema = parse(row.columns);
+  return visibleColumns(schema, hiddenIn(scope, schema));
+}
+
+/**
+ * What the scope does not read of the employees of a cycle it may read: its hidden keys,
+ * and for a key that hides types, the parts of those types by the cycle's schema (one small
+ * read; none for a key that hides no type).
+ */
+export async function hiddenColumnsFor(
+  db: Db,
+  scope: ReadScope,
+  meritCycleId: string,
+): Promise<HiddenColumns> {
+  return hiddenIn(
+    scope,
+    scope.hiddenColumnTypes.length === 0 ? [] : await readColumnSchema(db, meritCycleId),
+  );
 }
 
 /** The stored schema of a cycle (every column: the import's own read). */
@@ -77,7 +94,11 @@ export interface CycleColumns {
 
 /**
  * The column schemas of every cycle the scope may read, in one statement, without the
- * scope's hidden columns; ordered by cycle id.
+ * scope's hidden columns; ordered by cycle id. A column (or composite part) of a hidden
+ * type in any of them is left out of all of them: the feed's property for a key is one
+ * across cycles, and its rows and filters read each cycle's stored value under it, so a
+ * key whose type differs between cycles (`department`: text here, a number there) must not
+ * exist for the key at all.
  */
 export async function readableColumnSchemas(db: Db, scope: ReadScope): Promise<CycleColumns[]> {
   const rows = await db
@@ -87,10 +108,32 @@ export async function readableColumnSchemas(db: Db, scope: ReadScope): Promise<C
     .where(readableCycles(scope))
     .orderBy('merit_cycles.id')
     .execute();
-  const hidden = new Set(scope.hiddenColumns);
-  return rows.map((row) => ({
+  const schemas = rows.map((row) => parse(row.columns));
+  const hiddenEverywhere = hiddenAcross(scope, schemas);
+  return rows.map((row, index) => ({
     meritCycleId: row.id,
     currency: row.currency,
-    columns: parse(row.columns).filter((column) => !hidden.has(column.key)),
+    columns: visibleColumns(schemas[index] ?? [], hiddenEverywhere),
   }));
+}
+
+/** The union of what the scope hides in each of `schemas`, by key: hidden in one, in all. */
+function hiddenAcross(scope: ReadScope, schemas: readonly ColumnDescription[][]): HiddenColumns {
+  const keys = new Set(scope.hiddenColumns);
+  const parts = new Map<string, Set<string>>();
+  for (const schema of schemas) {
+    for (const column of schema) {
+      if (scope.hiddenColumnTypes.includes(column.type)) keys.add(column.key);
+    }
+    for (const [column, hidden] of hiddenIn(scope, schema).parts) {
+      const known = parts.get(column) ?? new Set();
+      for (const part of hidden) known.add(part);
+      parts.set(column, known);
+    }
+  }
+  return {
+    keys: [...keys],
+    types: scope.hiddenColumnTypes,
+    parts: [...parts].map(([column, hidden]) => [column, [...hidden]]),
+  };
 }

@@ -49,6 +49,8 @@ export interface ApiKeysTable {
   last_used_address: ColumnType<string | null, string | null | undefined, string | null>;
   /** JSON array of the CIDR ranges the key may be used from; null: any (migration 0012). */
   allowed_addresses: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of column types whose columns the key does not read; null: none. */
+  hidden_column_types: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MeritCyclesTable {

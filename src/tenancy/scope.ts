@@ -14,10 +14,15 @@ export interface ReadScope {
   /** The address ranges (CIDR) the key may be used from; null: any address. */
   readonly allowedAddresses: readonly string[] | null;
   /**
+   * Column types whose columns (and composite parts) are removed from every employee the
+   * key reads, whatever cycle and import brings them (src/columns/hidden.ts); sorted.
+   */
+  readonly hiddenColumnTypes: readonly string[];
+  /**
    * Equal exactly for keys that may see the same from the same addresses: the organisation
    * id for a key that reads everything of it from anywhere (so such keys share cached
    * answers and cursors, as before scopes existed), else the organisation id and a hash
-   * of the cycles, hidden columns and allowlist.
+   * of the cycles, hidden columns, allowlist and hidden column types.
    */
   readonly fingerprint: string;
 }
@@ -28,15 +33,22 @@ export function readScope(
   cycleIds: readonly string[] | null,
   hiddenColumns: readonly string[],
   allowedAddresses: readonly string[] | null = null,
+  hiddenColumnTypes: readonly string[] = [],
 ): ReadScope {
   const cycles = cycleIds === null ? null : [...new Set(cycleIds)].sort();
   const hidden = [...new Set(hiddenColumns)].sort();
   const allowed = allowedAddresses === null ? null : [...new Set(allowedAddresses)].sort();
-  // A key without an allowlist hashes what it hashed before allowlists existed, so that
-  // its cursors stay valid.
-  const scoped = allowed === null ? [cycles, hidden] : [cycles, hidden, allowed];
+  const types = [...new Set(hiddenColumnTypes)].sort();
+  // A key without an allowlist (or hidden types) hashes what it hashed before they existed,
+  // so that its cursors stay valid.
+  const scoped =
+    types.length > 0
+      ? [cycles, hidden, allowed, types]
+      : allowed === null
+        ? [cycles, hidden]
+        : [cycles, hidden, allowed];
   const fingerprint =
-    cycles === null && hidden.length === 0 && allowed === null
+    cycles === null && hidden.length === 0 && allowed === null && types.length === 0
       ? organizationId
       : `${organizationId}/${createHash('sha256')
           .update(JSON.stringify(scoped))
@@ -47,6 +59,7 @@ export function readScope(
     cycleIds: cycles,
     hiddenColumns: hidden,
     allowedAddresses: allowed,
+    hiddenColumnTypes: types,
     fingerprint,
   };
 }

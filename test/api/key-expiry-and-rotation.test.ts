@@ -86,6 +86,7 @@ describe('key expiry and rotation', () => {
     const old = await server.createKey(ACME, 'dashboard', {
       cycles: [CYCLE.annual2025],
       hiddenColumns: ['department'],
+      hiddenColumnTypes: ['number'],
     });
     const id = await keyIdOf(server, old);
     // Both instances know (and keep) the old secret before the roll.
@@ -101,6 +102,7 @@ describe('key expiry and rotation', () => {
       // What it may read, unchanged by the roll.
       cycles: [CYCLE.annual2025],
       hiddenColumns: ['department'],
+      hiddenColumnTypes: ['number'],
       expiresAt: null,
       allowedAddresses: null,
       previousSecretExpiresAt: new Date(clock.now() + DAY).toISOString(),

@@ -2,8 +2,8 @@
 // endpoint × every way of naming what the key may not read — its organisation's cycles
 // outside the scope and another organisation's (as given, percent-encoded, upper-cased),
 // employee ids in place of cycle ids, the cursors of every other reader (a full key of the
-// same organisation, a key with another scope, a key with the same cycles but hidden
-// columns, another organisation's key) — with GET and HEAD. Each answer is the 404 of a
+// same organisation, a key with another scope, keys with the same cycles but hidden
+// columns or hidden column types, another organisation's key) — with GET and HEAD. Each answer is the 404 of a
 // cycle that does not exist, or the 400 of a cursor that is not ours; no list holds an
 // object out of scope. Runs on every database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,7 +72,7 @@ describe('scoped key isolation matrix', () => {
       org: string,
       cycles: string[],
       cyclesWithEmployees: string[],
-      restrictions: { cycles?: string[]; hiddenColumns?: string[] },
+      restrictions: { cycles?: string[]; hiddenColumns?: string[]; hiddenColumnTypes?: string[] },
     ) => {
       readers[name] = {
         name,
@@ -93,6 +93,12 @@ describe('scoped key isolation matrix', () => {
     await add('scoped-hiding', ACME, scopedCycles, [CYCLE.annual2025, CYCLE.midYear], {
       cycles: scopedCycles,
       hiddenColumns: ['department'],
+    });
+    // The same cycles again, hiding every number and composite column (tenure, employee):
+    // a reader of its own, whose cursors no other reader may use.
+    await add('typed', ACME, scopedCycles, [CYCLE.annual2025, CYCLE.midYear], {
+      cycles: scopedCycles,
+      hiddenColumnTypes: ['number', 'composite'],
     });
     await add('full', ACME, ALL_ACME_CYCLES, [CYCLE.annual2025, CYCLE.midYear], {});
     await add('globex', GLOBEX, GLOBEX_CYCLES, [GLOBEX_SECOND_CYCLE], {});
@@ -125,7 +131,7 @@ describe('scoped key isolation matrix', () => {
   const endpoints = CYCLE_ENDPOINTS;
   const idForms = ID_FORMS;
 
-  describe.each(['scoped', 'narrow'])('a key scoped to some cycles (%s)', (name) => {
+  describe.each(['scoped', 'narrow', 'typed'])('a key scoped to some cycles (%s)', (name) => {
     const own = () => readers[name] as Reader;
     const outOfScope = () =>
       [...ALL_ACME_CYCLES, ...GLOBEX_CYCLES].filter((id) => !own().cycles.includes(id));
@@ -256,7 +262,10 @@ describe('scoped key isolation matrix', () => {
     });
 
     it('the column schemas of its cycles hold every column but those it hides', async () => {
-      const hidden = { narrow: ['employee'], 'scoped-hiding': ['department'] }[name] ?? [];
+      const hidden =
+        { narrow: ['employee'], 'scoped-hiding': ['department'], typed: ['employee', 'tenure'] }[
+          name
+        ] ?? [];
       for (const cycle of own().cyclesWithEmployees) {
         const full = await server.request(columnsPath(cycle), { key: readers.full?.key ?? '' });
         const mine = await server.request(columnsPath(cycle), { key: own().key });

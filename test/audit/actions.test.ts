@@ -36,7 +36,12 @@ describe('audit log: management actions', () => {
     const { db } = server.database;
     await server.load(acmeDataSet());
     const organization = await findOrganizationBySlug(db, ACME);
-    const created = await createApiKey(db, { org: ACME, name: 'BI' });
+    const created = await createApiKey(db, {
+      org: ACME,
+      name: 'BI',
+      hiddenColumns: ['tenure'],
+      hiddenColumnTypes: ['composite', 'currency'],
+    });
     const rolled = await rollApiKeyById(db, created.id, '1h');
     await revokeApiKeyById(db, created.id);
     // Revoking again changes nothing, and records nothing.
@@ -67,7 +72,15 @@ describe('audit log: management actions', () => {
       ['webhook.removed', 'cli', endpoint.id],
       ['cycle.removed', 'cli', CYCLE.lastYear],
     ]);
-    const [imported, , roll, , setting, userCreated, , , removed] = entries;
+    const [imported, keyCreated, roll, , setting, userCreated, , , removed] = entries;
+    // What the key may read, as keys list shows it.
+    expect(keyCreated?.details).toEqual({
+      cycles: null,
+      hiddenColumns: ['tenure'],
+      hiddenColumnTypes: ['composite', 'currency'],
+      expiresAt: null,
+      allowedAddresses: null,
+    });
     expect(imported?.details).toEqual({
       organizationCreated: true,
       meritCycles: { created: 6, updated: 0, unchanged: 0 },

@@ -23,6 +23,7 @@ interface ListedKey {
   prefix: string;
   cycles: string[] | null;
   hiddenColumns: string[];
+  hiddenColumnTypes: string[];
   expiresAt: string | null;
   expired: boolean;
   expiringSoon: boolean;
@@ -93,6 +94,7 @@ describe('compplan keys: least-privilege keys', () => {
       createdAt: expect.any(String),
       cycles: [CYCLE.annual2025, CYCLE.midYear],
       hiddenColumns: ['department', 'employee'],
+      hiddenColumnTypes: [],
       expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
       allowedAddresses: null,
     });
@@ -126,6 +128,70 @@ describe('compplan keys: least-privilege keys', () => {
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 90 * DAY);
   });
 
+  it('create --hide-column-types number,composite: no column of those types in what it reads; create, list (JSON and text) and roll show the types', async () => {
+    const result = await keys([
+      'create',
+      '--org',
+      ACME,
+      '--name',
+      'No numbers',
+      '--hide-column-types',
+      'number, composite',
+      '--json',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const created = JSON.parse(result.stdout) as { id: string; key: string };
+    expect(created).toMatchObject({
+      hiddenColumns: [],
+      hiddenColumnTypes: ['composite', 'number'],
+    });
+    const page = (await (
+      await get(`${LIST}/${CYCLE.annual2025}/employees`, created.key)
+    ).json()) as { data: { columns: Record<string, unknown> }[] };
+    // Grace Hopper (first in list order) has a number, tenure; everyone's employee is a
+    // composite.
+    expect(page.data.map((employee) => Object.keys(employee.columns))).toEqual([
+      ['department', 'notes', 'tags'],
+      ['department'],
+      ['department'],
+    ]);
+    expect((await listed()).find((k) => k.id === created.id)).toMatchObject({
+      hiddenColumns: [],
+      hiddenColumnTypes: ['composite', 'number'],
+    });
+    const line = (await keys(['list', '--org', ACME])).stdout
+      .split('\n')
+      .find((l) => l.startsWith(created.id));
+    expect(line).toMatch(/ +No numbers +cpk_\S+ +all +none +composite,number +any +never /);
+    const rolled = JSON.parse((await keys(['roll', created.id, '--json'])).stdout) as {
+      hiddenColumnTypes: string[];
+    };
+    expect(rolled.hiddenColumnTypes).toEqual(['composite', 'number']);
+
+    const text = await keys(['create', '--org', ACME, '--hide-column-types', 'number']);
+    expect(text.stdout).toContain(
+      'Employees it reads have no number columns or parts, also in later imports.',
+    );
+  });
+
+  it('create --hide-columns with a column no data has yet: refused, unless --allow-unknown-columns', async () => {
+    const refused = await keys(['create', '--org', ACME, '--hide-columns', 'basePay', '--json']);
+    expect(refused.code).toBe(1);
+    const result = await keys([
+      'create',
+      '--org',
+      ACME,
+      '--hide-columns',
+      'basePay,department',
+      '--allow-unknown-columns',
+      '--json',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ hiddenColumns: ['basePay', 'department'] });
+  });
+
   it('create (text) says what the key may read and until when; list flags a key that expires within 7 days', async () => {
     const result = await keys([
       'create',
@@ -152,7 +218,7 @@ describe('compplan keys: least-privilege keys', () => {
     const line = text.find((l) => l.startsWith(id ?? '-'));
     expect(line).toMatch(
       new RegExp(
-        ` ${CYCLE.offset} +none +any +\\d{4}-[\\d\\-T:.]+Z +.* +never +active \\(EXPIRES WITHIN 7 DAYS\\)$`,
+        ` ${CYCLE.offset} +none +none +any +\\d{4}-[\\d\\-T:.]+Z +.* +never +active \\(EXPIRES WITHIN 7 DAYS\\)$`,
       ),
     );
   });
@@ -183,6 +249,7 @@ describe('compplan keys: least-privilege keys', () => {
       'name',
       'cycles',
       'hiddenColumns',
+      'hiddenColumnTypes',
       'expiresAt',
       'allowedAddresses',
       'previousSecretExpiresAt',
@@ -248,6 +315,46 @@ describe('compplan keys: least-privilege keys', () => {
       'two commas together in hidden columns',
       ['--hide-columns', 'salary,,bonus'],
       '--hide-columns has an empty item in "salary,,bonus": remove the extra comma',
+    ],
+    [
+      'a column no cycle of the organisation has (nothing near: its number and currency columns)',
+      ['--hide-columns', 'salary,department'],
+      "--hide-columns: no column salary; acme's currency and number columns are tenure (Tenure (years), number). To hide a column of data still to come, add --allow-unknown-columns.",
+    ],
+    [
+      'a misspelt column (the nearest keys, with their names and types)',
+      ['--hide-columns', 'departmnt,Employee'],
+      '--hide-columns: no column departmnt; did you mean department (Department, text)? Also, no column Employee; did you mean employee (Employee, composite)? To hide a column of data still to come, add --allow-unknown-columns.',
+    ],
+    [
+      'a part of a composite column (even for data still to come)',
+      ['--hide-columns', 'employee/jobLevel', '--allow-unknown-columns'],
+      '--hide-columns: employee/jobLevel is the text part jobLevel of the composite column employee (Employee, composite): a key hides whole columns, so hide employee, or every column and part of a type with --hide-column-types text.',
+    ],
+    [
+      'a column given twice',
+      ['--hide-columns', 'department, department'],
+      '--hide-columns names department twice: give each once',
+    ],
+    [
+      'only commas and spaces as hidden columns',
+      ['--hide-columns', ' , '],
+      '--hide-columns needs at least one column key',
+    ],
+    [
+      'an unknown column type',
+      ['--hide-column-types', 'currency,money'],
+      '--hide-column-types: no column type money; the types are text, number, date, boolean, currency, composite',
+    ],
+    [
+      'no column type',
+      ['--hide-column-types', ''],
+      '--hide-column-types needs at least one column type: text, number, date, boolean, currency, composite',
+    ],
+    [
+      'a column type given twice',
+      ['--hide-column-types', 'number,number'],
+      '--hide-column-types names number twice: give each once',
     ],
     [
       'a cycle list starting with a comma',

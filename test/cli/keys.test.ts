@@ -37,6 +37,7 @@ interface ListedKey {
   revokedAt: string | null;
   cycles: string[] | null;
   hiddenColumns: string[];
+  hiddenColumnTypes: string[];
   expiresAt: string | null;
   expired: boolean;
   expiringSoon: boolean;
@@ -47,6 +48,7 @@ interface ListedKey {
 const UNRESTRICTED = {
   cycles: null,
   hiddenColumns: [],
+  hiddenColumnTypes: [],
   allowedAddresses: null,
   expiresAt: null,
   expired: false,
@@ -120,7 +122,7 @@ describe('compplan keys and orgs', () => {
     expect(lines[1]).toMatch(/^acme +Acme Corp +enabled +\d{4}-\d\d-\d\dT[\d:.]+Z$/);
   });
 
-  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,expiresAt,allowedAddresses}, and the key works against the running server', async () => {
+  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,hiddenColumnTypes,expiresAt,allowedAddresses}, and the key works against the running server', async () => {
     const result = await runCli(
       ['keys', 'create', '--org', 'acme', '--name', 'Looker export', '--json'],
       { env: db.env },
@@ -136,6 +138,7 @@ describe('compplan keys and orgs', () => {
       'createdAt',
       'cycles',
       'hiddenColumns',
+      'hiddenColumnTypes',
       'expiresAt',
       'allowedAddresses',
     ]);
@@ -147,6 +150,7 @@ describe('compplan keys and orgs', () => {
       createdAt: expect.stringMatching(ISO_MS),
       cycles: null,
       hiddenColumns: [],
+      hiddenColumnTypes: [],
       expiresAt: null,
       allowedAddresses: null,
     });
@@ -273,17 +277,17 @@ describe('compplan keys and orgs', () => {
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(
-      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +ALLOWED IPS +EXPIRES +CREATED +LAST USED +STATUS$/,
+      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +HIDDEN TYPES +ALLOWED IPS +EXPIRES +CREATED +LAST USED +STATUS$/,
     );
     const stamp = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
+        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
       ),
     );
     expect(lines[2]).toMatch(
       new RegExp(
-        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
+        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
       ),
     );
   });

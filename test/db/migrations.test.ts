@@ -56,6 +56,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
         ['0017-upload-slots', 'Down', 'Success'],
+        ['0016-hidden-column-types', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -87,6 +88,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0016-hidden-column-types',
         '0017-upload-slots',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
@@ -236,6 +238,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0016-hidden-column-types', 'Success'],
       ['0017-upload-slots', 'Success'],
       ['0014-web-management', 'Success'],
       ['0013-column-schema', 'Success'],
@@ -263,6 +266,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0012-audit-log',
       '0013-column-schema',
       '0014-web-management',
+      '0016-hidden-column-types',
       '0017-upload-slots',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
@@ -296,6 +300,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
         ['0017-upload-slots', 'Down', 'Success'],
+        ['0016-hidden-column-types', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -316,6 +321,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0016-hidden-column-types',
         '0017-upload-slots',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
@@ -353,6 +359,7 @@ describe('migration 0012 down and up again', () => {
       const down = await migratorOf(server.database).migrateTo('0011-webhooks');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
         ['0017-upload-slots', 'Down', 'Success'],
+        ['0016-hidden-column-types', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -367,11 +374,47 @@ describe('migration 0012 down and up again', () => {
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0016-hidden-column-types',
         '0017-upload-slots',
       ]);
       expect(await apiKeyColumns()).toContain('allowed_addresses');
       revision = await readKeysRevision(db);
       await sql`update api_keys set allowed_addresses = '["10.0.0.0/8"]' where name = 'bound'`.execute(
+        db,
+      );
+      expect(await readKeysRevision(db)).toBeGreaterThan(revision);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('migration 0016 down and up again', () => {
+  it('down drops the hidden column types (the allowlist stays watched); up brings them back, watched, and a key hiding a type keeps hiding it', async () => {
+    const server = await startTestServer({ dataSets: [acmeDataSet()] });
+    try {
+      const { db } = server.database;
+      await server.createKey(ACME, 'typed', { hiddenColumnTypes: ['number'] });
+      const apiKeyColumns = async () =>
+        (await db.introspection.getTables())
+          .find((table) => table.name === 'api_keys')
+          ?.columns.map((c) => c.name);
+      expect(await apiKeyColumns()).toContain('hidden_column_types');
+
+      const down = await migratorOf(server.database).migrateTo('0014-web-management');
+      expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0016-hidden-column-types', 'Down', 'Success'],
+      ]);
+      expect(await apiKeyColumns()).not.toContain('hidden_column_types');
+      let revision = await readKeysRevision(db);
+      await sql`update api_keys set allowed_addresses = '["10.0.0.0/8"]' where name = 'typed'`.execute(
+        db,
+      );
+      expect(await readKeysRevision(db)).toBeGreaterThan(revision);
+
+      expect(await migrateToLatest(server.database)).toEqual(['0016-hidden-column-types']);
+      revision = await readKeysRevision(db);
+      await sql`update api_keys set hidden_column_types = '["currency"]' where name = 'typed'`.execute(
         db,
       );
       expect(await readKeysRevision(db)).toBeGreaterThan(revision);
@@ -415,6 +458,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         const down = await migratorOf(server.database).migrateTo('0012-audit-log');
         expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
           ['0017-upload-slots', 'Down', 'Success'],
+          ['0016-hidden-column-types', 'Down', 'Success'],
           ['0014-web-management', 'Down', 'Success'],
           ['0013-column-schema', 'Down', 'Success'],
         ]);
@@ -440,6 +484,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         expect(await migrateToLatest(server.database)).toEqual([
           '0013-column-schema',
           '0014-web-management',
+          '0016-hidden-column-types',
           '0017-upload-slots',
         ]);
         expect(await employees()).toEqual(employeesBefore);

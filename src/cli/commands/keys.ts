@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { ApiKey } from '../../api-keys/repository.js';
 import { DEFAULT_GRACE, EXPIRING_SOON_MS, parseList } from '../../api-keys/restrictions.js';
+import { COLUMN_TYPES } from '../../columns/types.js';
 import { configFromEnvironment, printJson, table, withDatabase } from '../context.js';
 import { baseUrlHelp, serverAddress } from '../server-address.js';
 
@@ -11,6 +12,8 @@ interface CreateOptions {
   name?: string;
   cycles?: string;
   hideColumns?: string;
+  hideColumnTypes?: string;
+  allowUnknownColumns?: boolean;
   expiresIn?: string;
   expiresAt?: string;
   allowIps?: string;
@@ -33,6 +36,7 @@ function listed(key: ApiKey, now: number) {
     revokedAt: key.revokedAt,
     cycles: key.cycles,
     hiddenColumns: key.hiddenColumns,
+    hiddenColumnTypes: key.hiddenColumnTypes,
     allowedAddresses: key.allowedAddresses,
     expiresAt: key.expiresAt,
     expired,
@@ -69,7 +73,15 @@ export function registerKeys(program: Command): void {
     .option('--cycles <ids>', 'read only these merit cycles (mc_…,mc_…); default: every cycle')
     .option(
       '--hide-columns <keys>',
-      'column keys absent from every employee read, e.g. salary,bonus',
+      "column keys absent from every employee read, e.g. basePay,annualBonusCash; each must be a column of the organisation's data",
+    )
+    .option(
+      '--allow-unknown-columns',
+      '--hide-columns may name columns no data has yet (meant for data still to come)',
+    )
+    .option(
+      '--hide-column-types <types>',
+      `every column of these types absent, also those imported later, composite parts included: ${COLUMN_TYPES.join(', ')}`,
     )
     .option('--expires-in <duration>', 'expire after this long, e.g. 90d, 12h')
     .option('--expires-at <date>', 'expire at this date (YYYY-MM-DD, UTC) or ISO 8601 time')
@@ -80,7 +92,7 @@ export function registerKeys(program: Command): void {
     .option('--base-url <url>', baseUrlHelp('the server of the curl line printed'))
     .option(
       '--json',
-      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","expiresAt","allowedAddresses"} (docs/api-keys.md)',
+      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","hiddenColumnTypes","expiresAt","allowedAddresses"} (docs/api-keys.md)',
     )
     .action(async (options: CreateOptions) => {
       // Checked before the key is made: a bad address is a usage error.
@@ -95,6 +107,11 @@ export function registerKeys(program: Command): void {
             options.hideColumns === undefined
               ? undefined
               : parseList(options.hideColumns, '--hide-columns'),
+          allowUnknownColumns: options.allowUnknownColumns,
+          hiddenColumnTypes:
+            options.hideColumnTypes === undefined
+              ? undefined
+              : parseList(options.hideColumnTypes, '--hide-column-types'),
           expiresIn: options.expiresIn,
           expiresAt: options.expiresAt,
           allowedAddresses:
@@ -107,6 +124,11 @@ export function registerKeys(program: Command): void {
         ...(created.cycles ? [`It reads only the merit cycles ${created.cycles.join(', ')}.`] : []),
         ...(created.hiddenColumns.length > 0
           ? [`Employees it reads have no ${created.hiddenColumns.join(', ')} columns.`]
+          : []),
+        ...(created.hiddenColumnTypes.length > 0
+          ? [
+              `Employees it reads have no ${created.hiddenColumnTypes.join(' or ')} columns or parts, also in later imports.`,
+            ]
           : []),
         ...(created.expiresAt ? [`It expires at ${created.expiresAt}.`] : []),
         ...(created.allowedAddresses
@@ -140,7 +162,7 @@ export function registerKeys(program: Command): void {
     )
     .option(
       '--json',
-      'print {"id","key","org","name","cycles","hiddenColumns","expiresAt","allowedAddresses","previousSecretExpiresAt"} (docs/api-keys.md)',
+      'print {"id","key","org","name","cycles","hiddenColumns","hiddenColumnTypes","expiresAt","allowedAddresses","previousSecretExpiresAt"} (docs/api-keys.md)',
     )
     .action(async (id: string, options: { grace: string; json?: boolean }) => {
       const { rollApiKeyById } = await service();
@@ -184,6 +206,7 @@ export function registerKeys(program: Command): void {
             'PREFIX',
             'CYCLES',
             'HIDDEN COLUMNS',
+            'HIDDEN TYPES',
             'ALLOWED IPS',
             'EXPIRES',
             'CREATED',
@@ -196,6 +219,7 @@ export function registerKeys(program: Command): void {
             `${k.prefix}…`,
             k.cycles?.join(',') ?? 'all',
             k.hiddenColumns.length > 0 ? k.hiddenColumns.join(',') : 'none',
+            k.hiddenColumnTypes.length > 0 ? k.hiddenColumnTypes.join(',') : 'none',
             k.allowedAddresses?.join(',') ?? 'any',
             k.expiresAt ?? 'never',
             k.createdAt,

@@ -10,6 +10,7 @@
 // handed back the same way.
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
 import { employeeRowWriter } from '../../export/csv.js';
 import { answerCalls, startModuleThread, ThreadCalls } from '../../threads/module-thread.js';
 import { removeColumns } from '../employees/hidden-columns.js';
@@ -31,8 +32,8 @@ export interface CsvChunk {
   separator: number;
   /** The download's CSV header (its last column columns.other). */
   header: readonly string[];
-  /** The key's hidden column keys, taken out of each employee. */
-  hidden: readonly string[];
+  /** The key's hidden columns in the cycle, taken out of each employee. */
+  hidden: HiddenColumns;
 }
 
 type Job = Omit<CsvChunk, 'texts'> & { texts: Uint8Array<ArrayBuffer> };
@@ -50,7 +51,7 @@ export function csvOfTexts({ texts, separator, header, hidden }: CsvChunk): Buff
     const found = texts.indexOf(separator, start);
     const end = found === -1 ? texts.length : found;
     const employee = JSON.parse(texts.toString('utf8', start, end)) as Employee;
-    text += rowOf(hidden.length > 0 ? removeColumns(employee, hidden) : employee);
+    text += rowOf(!hidesNothing(hidden) ? removeColumns(employee, hidden) : employee);
     if (text.length > BLOCK_CHARACTERS) {
       blocks.push(Buffer.from(text));
       text = '';

@@ -5,6 +5,8 @@
 // - CSV: the export's layout (src/export/csv.ts): its header from the cycle's column
 //   schema, each employee flattened to cells, RFC 4180, UTF-8 with a byte order mark
 //   unless `bom=false`; made in a worker thread (csv-worker.ts).
+
+import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
 import type { ColumnDescription } from '../../columns/schema.js';
 import { columnsHeader, csvRow, EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../../export/csv.js';
 import { withoutColumnsOf } from '../employees/hidden-columns.js';
@@ -36,13 +38,13 @@ const NEWLINE = Buffer.from('\n');
 const BOM = '\uFEFF';
 
 /** NDJSON: each stored text on a line of its own. */
-export function ndjsonWriter(hidden: readonly string[]): ChunkWriter {
+export function ndjsonWriter(hidden: HiddenColumns): ChunkWriter {
   return {
     head: Buffer.alloc(0),
     // Written at once: nothing is read ahead of the client.
     ahead: 1,
     write(texts) {
-      if (hidden.length > 0) {
+      if (!hidesNothing(hidden)) {
         const lines = texts.toString('utf8').split(String.fromCharCode(TEXT_SEPARATOR));
         return Buffer.from(`${lines.map((text) => withoutColumnsOf(text, hidden)).join('\n')}\n`);
       }
@@ -66,7 +68,7 @@ export function ndjsonWriter(hidden: readonly string[]): ChunkWriter {
  */
 export function csvWriter(
   schema: readonly ColumnDescription[],
-  hidden: readonly string[],
+  hidden: HiddenColumns,
   bom: boolean,
   workers: CsvWorkers,
 ): ChunkWriter {

@@ -8,7 +8,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { Counter, Gauge } from 'prom-client';
 import { z } from 'zod';
-import { findColumnSchema } from '../../columns/repository.js';
+import { findColumnSchema, hiddenColumnsFor } from '../../columns/repository.js';
 import { notFound } from '../../errors.js';
 import { readScopeOf } from '../../http/authentication.js';
 import { etagOf, matchesIfNoneMatch } from '../../http/etag.js';
@@ -121,15 +121,16 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
           return (reply as FastifyReply).code(304).send();
         }
         if (!isGet) return (reply as FastifyReply).send();
+        const hidden = await hiddenColumnsFor(snapshot.db, scope, meritCycleId);
         const writer =
           format === 'csv'
             ? csvWriter(
                 (await findColumnSchema(snapshot.db, scope, meritCycleId)) ?? [],
-                scope.hiddenColumns,
+                hidden,
                 bom === 'true',
                 csvWorkers,
               )
-            : ndjsonWriter(scope.hiddenColumns);
+            : ndjsonWriter(hidden);
         download = new EmployeeDownload({
           snapshot,
           dialect: app.dialect,

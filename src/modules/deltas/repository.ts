@@ -7,6 +7,8 @@
 // page; the page is their merge. A delta over a few changes of a large cycle reads those
 // changes, not the cycle.
 import { type RawBuilder, sql } from 'kysely';
+import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
+import { hiddenColumnsFor } from '../../columns/repository.js';
 import type { Db, Dialect } from '../../db/connect.js';
 import type { MeritCycleRow } from '../../db/types.js';
 import { isId } from '../../ids.js';
@@ -148,8 +150,8 @@ export function employeeChangesQuery(
 }
 
 /** An employee's stored JSON as UTF-8 bytes, without the columns the key hides. */
-function employeeBytes(body: Buffer | string, hidden: readonly string[]): Buffer {
-  if (hidden.length > 0) return Buffer.from(withoutColumnsOf(body.toString(), hidden));
+function employeeBytes(body: Buffer | string, hidden: HiddenColumns): Buffer {
+  if (!hidesNothing(hidden)) return Buffer.from(withoutColumnsOf(body.toString(), hidden));
   return typeof body === 'string' ? Buffer.from(body) : body;
 }
 
@@ -167,8 +169,9 @@ export async function readEmployeeChanges(
 ): Promise<ChangesRead<Buffer> | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
   const { rows } = await employeeChangesQuery(dialect, scope, meritCycleId, walk).execute(db);
+  const hidden = await hiddenColumnsFor(db, scope, meritCycleId);
   const { header, changes } = split(rows, walk.limit, (row) =>
-    row.body === null ? undefined : employeeBytes(row.body, scope.hiddenColumns),
+    row.body === null ? undefined : employeeBytes(row.body, hidden),
   );
   if (!header) return undefined;
   return {

@@ -2,6 +2,8 @@
 // so a page is read and sent without building an object per employee: its texts are
 // joined as they are (by SQLite itself) and go to the socket as bytes.
 import { sql } from 'kysely';
+import { hidesNothing } from '../../columns/hidden.js';
+import { hiddenColumnsFor } from '../../columns/repository.js';
 import type { Db, Dialect } from '../../db/connect.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
@@ -118,10 +120,9 @@ export async function readEmployeePage(
     page.limit + 1,
   );
   if (!found) return undefined;
+  const hidden = await hiddenColumnsFor(db, scope, meritCycleId);
   const joinedPage = (texts: Buffer) =>
-    scope.hiddenColumns.length === 0
-      ? commaSeparated(texts)
-      : withoutColumns(texts, TEXT_SEPARATOR, scope.hiddenColumns);
+    hidesNothing(hidden) ? commaSeparated(texts) : withoutColumns(texts, TEXT_SEPARATOR, hidden);
   if (found.count <= page.limit) {
     return { bodies: joinedPage(found.texts), after: undefined, count: found.count };
   }
