@@ -57,6 +57,11 @@ export interface RequestEntry {
   status: number;
   /** Employees in the answer; 0 when it carried none. */
   employees: number;
+  /**
+   * The column keys present in the answer, as columns-served.ts stores them; null when it
+   * carried no employee.
+   */
+  columnsServed: string | null;
   clientAddress: string;
   userAgent: string | null;
   requestId: string;
@@ -92,6 +97,8 @@ export interface AuditEntry {
   meritCycleId: string | null;
   status: number | null;
   employees: number | null;
+  /** The column keys the answer carried, sorted; null when it carried no employee. */
+  columnsServed: string[] | null;
   clientAddress: string | null;
   userAgent: string | null;
   requestId: string | null;

@@ -240,6 +240,8 @@ export interface AuditEntriesTable {
   user_agent: Nullable<string>;
   request_id: Nullable<string>;
   details: Nullable<string>;
+  /** The column keys a request served (migration 0015; src/audit/columns-served.ts). */
+  columns_served: Nullable<string>;
 }
 
 export interface Database {

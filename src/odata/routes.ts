@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import Negotiator from 'negotiator';
+import { columnNeedle, columnsServedText } from '../audit/columns-served.js';
 import { readableColumnSchemas } from '../columns/repository.js';
 import { ApiError, notFound } from '../errors.js';
 import { READ_METHODS } from '../http/schemas.js';
@@ -15,7 +16,7 @@ import type { ReadScope } from '../modules/api-keys/scope.js';
 import { findMeritCycleRow } from '../modules/merit-cycles/repository.js';
 import { readScopeOf } from '../plugins/authentication.js';
 import { metadataJson, metadataXml } from './csdl.js';
-import { entityJson, selectedProperties, sortValues } from './entities.js';
+import { entityJson, type Selected, selectedProperties, sortValues } from './entities.js';
 import { filterCondition } from './filter.js';
 import { buildModel, ENTITY_SETS, type EntitySetName, type FeedModel } from './model.js';
 import { DEFAULT_PAGE_SIZE, decodeSkipToken, encodeSkipToken, listOf, nextLink } from './paging.js';
@@ -92,6 +93,31 @@ function orderOf(options: QueryOptions, source: Source): readonly SortKey[] {
   );
 }
 
+/**
+ * What the audit log records of an answer with `employees` Employee entities: their count,
+ * and the column keys of the properties selected (each is written, null when the employee
+ * has no value), a constant of the request's type and $select; through a cycle, only those
+ * of the cycle's columns (`cycleColumns`, as columns-served.ts stores them), which are all
+ * its entities can hold. A $count answer serves none.
+ */
+function served(
+  request: FastifyRequest,
+  selected: readonly Selected[],
+  employees: number,
+  cycleColumns?: string | null,
+): void {
+  request.employeesServed = employees;
+  if (employees === 0) return;
+  const keys: string[] = [];
+  for (const { property } of selected) {
+    if (property.kind !== 'column') continue;
+    if (cycleColumns === undefined || cycleColumns?.includes(columnNeedle(property.key))) {
+      keys.push(property.key);
+    }
+  }
+  request.columnsServed = columnsServedText(keys);
+}
+
 export async function odataRoutes(app: FastifyInstance): Promise<void> {
   async function modelFor(scope: ReadScope, set: EntitySetName | 'all'): Promise<FeedModel> {
     // Only the Employee type depends on the data: the others are built without a query.
@@ -150,6 +176,8 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
         : set === 'MeritCycles'
           ? resource.id
           : undefined;
+    // The audit log's merit cycle: the one the path names (not one a $filter names).
+    request.meritCycleServed = meritCycleId;
     // A cycle out of the key's scope is not found, exactly as on REST.
     if (meritCycleId !== undefined && !(await findMeritCycleRow(app.db, scope, meritCycleId))) {
       throw notFound('Merit cycle');
@@ -178,6 +206,7 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
       });
       const row = rows[0];
       if (!row) throw notFound(set === 'Employees' ? 'Employee' : 'Merit cycle');
+      if (set === 'Employees') served(request, selected, 1);
       const body = entityJson(type, row, selected);
       const context = JSON.stringify(`${root}$metadata#${set}${selection}/$entity`);
       const rest = body === '{}' ? '}' : `,${body.slice(1)}`;
@@ -232,6 +261,10 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     if (count !== undefined) head += `,"@odata.count":${count}`;
     const values = page.map((row) => entityJson(type, row, selected)).join(',');
     const tail = link === undefined ? '' : `,"@odata.nextLink":${JSON.stringify(link)}`;
+    if (set === 'Employees' && page.length > 0) {
+      const cycle = resource.meritCycleId;
+      served(request, selected, page.length, cycle && (await app.audit.columnsOf(scope, cycle)));
+    }
     return reply.type(JSON_TYPE).send(`${head},"value":[${values}]${tail}}`);
   }
 

@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0015-audit-columns-served', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -86,6 +87,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0015-audit-columns-served',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -234,6 +236,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0015-audit-columns-served', 'Success'],
       ['0014-web-management', 'Success'],
       ['0013-column-schema', 'Success'],
       ['0012-audit-log', 'Success'],
@@ -260,6 +263,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0012-audit-log',
       '0013-column-schema',
       '0014-web-management',
+      '0015-audit-columns-served',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -291,6 +295,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0015-audit-columns-served', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -311,6 +316,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0015-audit-columns-served',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -346,6 +352,7 @@ describe('migration 0012 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0011-webhooks');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0015-audit-columns-served', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -360,6 +367,7 @@ describe('migration 0012 down and up again', () => {
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0015-audit-columns-served',
       ]);
       expect(await apiKeyColumns()).toContain('allowed_addresses');
       revision = await readKeysRevision(db);
@@ -406,6 +414,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         const { db } = server.database;
         const down = await migratorOf(server.database).migrateTo('0012-audit-log');
         expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+          ['0015-audit-columns-served', 'Down', 'Success'],
           ['0014-web-management', 'Down', 'Success'],
           ['0013-column-schema', 'Down', 'Success'],
         ]);
@@ -431,6 +440,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         expect(await migrateToLatest(server.database)).toEqual([
           '0013-column-schema',
           '0014-web-management',
+          '0015-audit-columns-served',
         ]);
         expect(await employees()).toEqual(employeesBefore);
       } finally {

@@ -70,7 +70,10 @@ describe('Settings → Data', () => {
     const client = await signedIn('migrator@initech.example', 'owner');
     const down = await migratorOf(server.database).migrateTo('0013-column-schema');
     expect(down.error).toBeUndefined();
-    expect(await migrateToLatest(server.database)).toEqual(['0014-web-management']);
+    expect(await migrateToLatest(server.database)).toEqual([
+      '0014-web-management',
+      '0015-audit-columns-served',
+    ]);
     const text = textOf((await client.get(DATA)).body);
     expect(text).toContain('2026 Annual Merit');
     expect(text).toMatch(/Active 3 Before records were kept/);

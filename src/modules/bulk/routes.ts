@@ -121,6 +121,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
           return (reply as FastifyReply).code(304).send();
         }
         if (!isGet) return (reply as FastifyReply).send();
+        request.columnsServed = await app.audit.columnsOf(scope, meritCycleId);
         const writer =
           format === 'csv'
             ? csvWriter(
@@ -137,6 +138,11 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
           meritCycleId,
           writer,
           onRows: (count) => rowsRead.inc(count),
+          // The audit log's count: what was handed to the response, recorded when it
+          // closes (src/http/pipeline.ts), also when the client left part-way.
+          onSent: (count) => {
+            request.employeesServed += count;
+          },
         });
       } finally {
         // Whatever does not become a download gives its snapshot and slot back now.

@@ -4,10 +4,15 @@
 // read is of the signed-in user's organisation, whatever the query says.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { type AuditFilter, listAuditEntries } from '../../audit/repository.js';
-import { AuditError, actionOf, cursorOf, positionOf, timeOf } from '../../audit/service.js';
+import {
+  AuditError,
+  actionOf,
+  auditFilterChoices,
+  cursorOf,
+  positionOf,
+  timeOf,
+} from '../../audit/service.js';
 import { isId } from '../../ids.js';
-import { listApiKeys } from '../api-keys/repository.js';
-import { listUsers } from '../users/repository.js';
 import { type AuditQuery, auditPage } from './audit-views.js';
 import { sendPage } from './http.js';
 import { alert, type Signed, settingsLayout } from './views.js';
@@ -61,10 +66,7 @@ export function registerAuditPages(app: FastifyInstance, context: AuditPageConte
       to: text(raw.to),
     };
     const organizationId = signed.organization.id;
-    const [keys, users] = await Promise.all([
-      listApiKeys(app.db, organizationId),
-      listUsers(app.db, organizationId),
-    ]);
+    const { keys, users } = await auditFilterChoices(app.db, organizationId);
     const base = { ...signed, query, keys, users, later: text(raw.after) !== '' };
     let filter: AuditFilter;
     let after: ReturnType<typeof positionOf> | undefined;

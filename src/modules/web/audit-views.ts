@@ -40,7 +40,7 @@ export interface AuditQuery {
 export interface AuditView extends Signed {
   query: AuditQuery;
   keys: ApiKey[];
-  users: User[];
+  users: readonly Pick<User, 'id' | 'email'>[];
   entries: AuditEntry[];
   /** The query string of the next (older) page; undefined on the last page. */
   older?: string | undefined;
