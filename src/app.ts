@@ -15,6 +15,7 @@ import metrics from './metrics/plugin.js';
 import { apiRoutes } from './modules/api.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { homeRoutes } from './modules/home/routes.js';
+import signInThrottle from './modules/sessions/throttle.js';
 import { webRoutes } from './modules/web/routes.js';
 import { odataRoutes } from './odata/routes.js';
 import authentication from './plugins/authentication.js';
@@ -209,6 +210,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // The web application (sign-in, Settings): outside the API scope, no key, no API quota.
   await app.register(odataRoutes);
+  await app.register(signInThrottle);
   await app.register(webRoutes, {
     prefix: '/app',
     webhooks: webhookConfig,

@@ -25,6 +25,7 @@ export const ACTIONS = [
   'user.removed',
   'user.signed-in',
   'user.sign-in-failed',
+  'user.sign-in-throttled',
   'webhook.added',
   'webhook.removed',
   'import',

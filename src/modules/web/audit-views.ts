@@ -22,6 +22,7 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   'user.removed': 'User removed',
   'user.signed-in': 'Signed in',
   'user.sign-in-failed': 'Sign-in failed',
+  'user.sign-in-throttled': 'Sign-in throttled',
   'webhook.added': 'Webhook added',
   'webhook.removed': 'Webhook removed',
   import: 'Data imported',
