@@ -3,19 +3,11 @@
 // whatever the umask; the files of an existing database others could read are made 0600,
 // with a line saying so. Through spawned `compplan migrate` and `compplan serve` (the
 // umask is this test process's, which its children inherit).
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import {
-  cliEnvironment,
-  REPO_ROOT,
-  runCli,
-  startCliServer,
-  stopAllProcesses,
-  stopProcess,
-} from '../helpers/cli.js';
+import { runCli, startCliServer, stopAllProcesses } from '../helpers/cli.js';
 
 const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
 
@@ -65,32 +57,8 @@ describe('SQLite files for their owner only', () => {
     const cwd = temp();
     // compplan serve --demo as `npm start` runs it, from a folder of its own, with no
     // DATABASE_URL: the default.
-    const child = spawn(
-      process.execPath,
-      [
-        join(REPO_ROOT, 'bin', 'compplan.js'),
-        'serve',
-        '--demo',
-        '--port',
-        '0',
-        '--host',
-        '127.0.0.1',
-      ],
-      { cwd, env: cliEnvironment({ LOG_LEVEL: 'warn' }), stdio: ['ignore', 'ignore', 'pipe'] },
-    );
+    const server = await startCliServer(['--demo'], { LOG_LEVEL: 'warn' }, { cwd });
     try {
-      let stderr = '';
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not listening: ${stderr}`)), 30_000);
-        child.stderr?.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-          if (stderr.includes('compplan is listening on')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-      });
       const path = join(cwd, 'data', 'compplan.db');
       expect([join(cwd, 'data'), path, `${path}-wal`, `${path}-shm`].map(modeOf)).toEqual([
         '0700',
@@ -99,7 +67,7 @@ describe('SQLite files for their owner only', () => {
         '0600',
       ]);
     } finally {
-      await stopProcess(child);
+      expect((await server.stop()).code).toBe(0);
     }
   });
 
