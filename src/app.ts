@@ -25,6 +25,7 @@ import database from './plugins/database.js';
 import docsPage from './plugins/docs-page.js';
 import { methodNotAllowed } from './plugins/method-not-allowed.js';
 import openapi from './plugins/openapi.js';
+import signInThrottle from './sessions/throttle.js';
 import { PASSWORD_HASHING, type PasswordHashing } from './users/password.js';
 import { webRoutes } from './web/routes.js';
 import webhooks from './webhooks/plugin.js';
@@ -245,6 +246,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     changeRetentionDays: config.changeRetentionDays,
   });
   await app.register(odataRoutes);
+  await app.register(signInThrottle);
   // The web application (GET / for browsers, sign-in and Settings under /app): outside the
   // API scope, no key, no API quota.
   await app.register(webRoutes, {

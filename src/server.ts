@@ -43,6 +43,11 @@ export async function startServer(
         { code: (error as { code?: string }).code, reason: error.message },
         'database connection lost; it will be reopened',
       ),
+    onFileModeTightened: ({ file, from }) =>
+      logger.warn(
+        { file, mode: from.toString(8).padStart(4, '0') },
+        'the database file was readable by other users: made readable by its owner only',
+      ),
   });
   let demoKey: CreatedApiKey | undefined;
   try {

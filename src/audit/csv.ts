@@ -23,6 +23,7 @@ export const AUDIT_CSV_COLUMNS = [
   'meritCycleId',
   'status',
   'employees',
+  'columnsServed',
   'clientAddress',
   'userAgent',
   'requestId',

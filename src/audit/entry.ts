@@ -25,6 +25,7 @@ export const ACTIONS = [
   'user.removed',
   'user.signed-in',
   'user.sign-in-failed',
+  'user.sign-in-throttled',
   'webhook.added',
   'webhook.removed',
   'import',
@@ -57,6 +58,11 @@ export interface RequestEntry {
   status: number;
   /** Employees in the answer; 0 when it carried none. */
   employees: number;
+  /**
+   * The column keys present in the answer, as columns-served.ts stores them; null when it
+   * carried no employee.
+   */
+  columnsServed: string | null;
   clientAddress: string;
   userAgent: string | null;
   requestId: string;
@@ -92,6 +98,8 @@ export interface AuditEntry {
   meritCycleId: string | null;
   status: number | null;
   employees: number | null;
+  /** The column keys the answer carried, sorted; null when it carried no employee. */
+  columnsServed: string[] | null;
   clientAddress: string | null;
   userAgent: string | null;
   requestId: string | null;

@@ -5,6 +5,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { DatabaseHandle, Db } from '../db/connect.js';
 import type { AuditEntriesTable } from '../db/types.js';
 import { toIso } from '../db/values.js';
+import { columnNeedle, columnsOfText } from './columns-served.js';
 import type { ActionEntry, AuditAction, AuditEntry, RequestEntry } from './entry.js';
 
 // The columns of a request entry, in the order of parametersOf's values, with their types
@@ -23,10 +24,11 @@ const REQUEST_COLUMNS = [
   ['client_address', 'text'],
   ['user_agent', 'text'],
   ['request_id', 'text'],
+  ['columns_served', 'text'],
 ] as const;
 const WIDTH = REQUEST_COLUMNS.length;
 const COLUMN_LIST = REQUEST_COLUMNS.map(([name]) => name).join(',');
-/** Entries a statement: 13 values each on SQLite, far below its bound parameters. */
+/** Entries a statement: 14 values each on SQLite, far below its bound parameters. */
 export const ENTRIES_PER_STATEMENT = 1_000;
 
 /**
@@ -101,6 +103,7 @@ function parametersOf(entries: readonly RequestEntry[]): unknown[] {
       entry.clientAddress,
       entry.userAgent,
       entry.requestId,
+      entry.columnsServed,
     );
   }
   return parameters;
@@ -219,6 +222,8 @@ export interface AuditFilter {
   since?: string | undefined;
   /** Entries before this time (ISO 8601). */
   until?: string | undefined;
+  /** Request entries whose answer carried this column key (columns-served.ts). */
+  column?: string | undefined;
 }
 
 /** Where a page ends: the last entry's time and id; the next page starts after it. */
@@ -248,6 +253,7 @@ function toAuditEntry(row: Row): AuditEntry {
     meritCycleId: row.merit_cycle_id,
     status: row.status === null ? null : Number(row.status),
     employees: row.employees === null ? null : Number(row.employees),
+    columnsServed: columnsOfText(row.columns_served),
     clientAddress: row.client_address,
     userAgent: row.user_agent,
     requestId: row.request_id,
@@ -271,6 +277,12 @@ export async function listAuditEntries(
   if (filter.action !== undefined) query = query.where('action', '=', filter.action);
   if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
   if (filter.until !== undefined) query = query.where('at', '<', filter.until);
+  if (filter.column !== undefined) {
+    // The text holds the needle: exact and case-sensitive on both databases, with no
+    // function one of them lacks (SQLite's LIKE ignores ASCII case; it has no strpos).
+    const needle = columnNeedle(filter.column);
+    query = query.where(sql<boolean>`replace(columns_served, ${needle}, '') <> columns_served`);
+  }
   const { after } = page;
   if (after) {
     // An id as text would compare as text; both databases take the number.
@@ -284,6 +296,35 @@ export async function listAuditEntries(
   }
   const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
   return rows.map((row) => toAuditEntry(row as Row));
+}
+
+/**
+ * The users an organisation's entries name (actions of the web application's users), each
+ * with the email of their latest entry: removed users are still found here.
+ */
+export async function usersNamedInLog(
+  db: Db,
+  organizationId: string,
+): Promise<{ id: string; email: string }[]> {
+  const rows = await db
+    .selectFrom('audit_entries')
+    .select((eb) => ['user_id', eb.fn.max('id').as('latest')])
+    .where('organization_id', '=', organizationId)
+    .where('user_id', 'is not', null)
+    .groupBy('user_id')
+    .execute();
+  if (rows.length === 0) return [];
+  const emails = await db
+    .selectFrom('audit_entries')
+    .select(['user_id', 'actor'])
+    .where('organization_id', '=', organizationId)
+    .where(
+      'id',
+      'in',
+      rows.map((row) => Number(row.latest) as never),
+    )
+    .execute();
+  return emails.map((row) => ({ id: row.user_id ?? '', email: row.actor ?? '' }));
 }
 
 /** Removes every entry older than `before` (not waiting for an import's lock); how many. */

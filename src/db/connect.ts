@@ -1,13 +1,12 @@
 // Opens the database named by the configuration: the embedded SQLite file, or a
 // PostgreSQL pool. Everything above this file sees only a Kysely<Database>.
-import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig, PostgresBounds } from '../config.js';
 import { type DataRevision, postgresRevision, sqliteRevision } from './data-revision.js';
+import { prepareDatabaseFiles, type Tightened, tightenedMessage } from './file-modes.js';
 import { LivenessWatch, probeServer } from './liveness.js';
 import { guardedPool } from './postgres-pool.js';
 import { registerSqliteFunctions } from './sqlite-functions.js';
@@ -94,11 +93,22 @@ export interface OpenOptions {
    * network cut). The pool drops such a connection and opens a new one when next needed.
    */
   onIdleError?: (error: Error) => void;
+  /**
+   * Told of each file of an existing SQLite database that others could read and that was
+   * made readable by its owner only (file-modes.ts); without it, a line on stderr.
+   */
+  onFileModeTightened?: (file: Tightened) => void;
 }
 
 export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): DatabaseHandle {
   if (config.dialect === 'sqlite') {
-    if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
+    if (config.path !== ':memory:') {
+      for (const file of prepareDatabaseFiles(config.path)) {
+        const report = options.onFileModeTightened;
+        if (report) report(file);
+        else process.stderr.write(`compplan: ${tightenedMessage(file)}\n`);
+      }
+    }
     const sqlite = new SQLite(config.path);
     try {
       // The busy timeout makes a second writer wait for the first instead of failing at

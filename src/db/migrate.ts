@@ -15,6 +15,7 @@ import { webhooksSchema } from './migrations/0011-webhooks.js';
 import { auditLog } from './migrations/0012-audit-log.js';
 import { columnSchema } from './migrations/0013-column-schema.js';
 import { webManagement } from './migrations/0014-web-management.js';
+import { auditColumnsServed } from './migrations/0015-audit-columns-served.js';
 import { hiddenColumnTypes } from './migrations/0016-hidden-column-types.js';
 import { uploadSlots } from './migrations/0017-upload-slots.js';
 
@@ -34,6 +35,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0012-audit-log': auditLog(dialect),
     '0013-column-schema': columnSchema(dialect),
     '0014-web-management': webManagement(dialect),
+    '0015-audit-columns-served': auditColumnsServed(),
     '0016-hidden-column-types': hiddenColumnTypes(dialect),
     '0017-upload-slots': uploadSlots(dialect),
   };

@@ -242,6 +242,8 @@ export interface AuditEntriesTable {
   user_agent: Nullable<string>;
   request_id: Nullable<string>;
   details: Nullable<string>;
+  /** The column keys a request served (migration 0015; src/audit/columns-served.ts). */
+  columns_served: Nullable<string>;
 }
 
 /** An organisation's running upload: a lease (migration 0017, src/import/uploads.ts). */

@@ -6,10 +6,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
+import { CycleColumnsServed } from '../audit/columns-served.js';
 import { purgeAuditEntries } from '../audit/repository.js';
 import { AuditWriter } from '../audit/writer.js';
 import { AuditWriterThread, writeDirectly } from '../audit/writer-thread.js';
 import { type DatabaseConfig, DEFAULT_AUDIT_RETENTION_DAYS } from '../config.js';
+import type { ReadScope } from '../tenancy/scope.js';
 import { routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
@@ -19,12 +21,24 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Employees in this request's answer, set by the routes that serve them. */
     employeesServed: number;
+    /** The column keys of its answer (columns-served.ts), set with employeesServed. */
+    columnsServed: string | null;
+    /** The merit cycle a route without a :meritCycleId parameter read (the OData feed). */
+    meritCycleServed: string | undefined;
+    /** Its entry has been taken (a streamed answer's at its close: see recordRequest). */
+    audited: boolean;
   }
 }
 
 export interface AuditLog {
-  /** The audit step of the pipeline: an entry for a request that carried a valid key. */
+  /**
+   * The audit step of the pipeline: an entry for a request that carried a valid key, once
+   * (a second call does nothing). A streamed answer is recorded when its response closes,
+   * so that its entry counts what was sent, also when the client left part-way.
+   */
   recordRequest(request: FastifyRequest, reply: FastifyReply): void;
+  /** The columns a REST read of a cycle serves (columns-served.ts). */
+  columnsOf(scope: ReadScope, meritCycleId: string): Promise<string | null>;
   /** Writes the entries waiting now (the web page and tests read the log after it). */
   flush(): Promise<void>;
 }
@@ -112,18 +126,24 @@ export default fp<AuditOptions>(
       },
     });
     app.decorateRequest('employeesServed', 0);
+    app.decorateRequest('columnsServed', null);
+    app.decorateRequest('meritCycleServed', undefined);
+    app.decorateRequest('audited', false);
+    const cycleColumns = new CycleColumnsServed(app.database);
     app.decorate<AuditLog>('audit', {
       recordRequest(request, reply) {
         const key = request.apiKey;
-        if (!key || off) return;
+        if (!key || off || request.audited) return;
+        request.audited = true;
         const url = request.raw.url ?? '';
         const query = url.indexOf('?');
         // The API's path parameters all name a merit cycle: :meritCycleId, or :id of
         // /meritCycles/:id.
         const params = request.params as { meritCycleId?: unknown; id?: unknown } | undefined;
-        const cycle = params?.meritCycleId ?? params?.id;
+        const cycle = params?.meritCycleId ?? params?.id ?? request.meritCycleServed;
         const agent = request.headers['user-agent'];
         const status = reply.statusCode;
+        const employees = status === 200 ? request.employeesServed : 0;
         writer.push({
           at: Date.now(),
           organizationId: key.organizationId,
@@ -133,12 +153,14 @@ export default fp<AuditOptions>(
           path: (query === -1 ? url : url.slice(0, query)).slice(0, MAX_PATH),
           meritCycleId: typeof cycle === 'string' ? cycle.slice(0, MAX_ID) : null,
           status,
-          employees: status === 200 ? request.employeesServed : 0,
+          employees,
+          columnsServed: employees > 0 ? request.columnsServed : null,
           clientAddress: request.ip,
           userAgent: typeof agent === 'string' ? agent.slice(0, MAX_USER_AGENT) : null,
           requestId: request.id,
         });
       },
+      columnsOf: (scope, meritCycleId) => cycleColumns.of(scope, meritCycleId),
       flush: () => writer.flush(),
     });
     // onClose runs once the requests in flight have been answered, and (hooks of plugins

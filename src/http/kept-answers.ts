@@ -16,6 +16,8 @@ export interface KeptAnswer {
   encoded: Partial<Record<Encoding, Buffer>>;
   /** Employees in the answer, for the audit log of the requests it is sent again to. */
   employees: number;
+  /** The column keys it serves, as the audit log records them (src/audit/columns-served.ts). */
+  columnsServed: string | null;
 }
 
 /** Who an answer was built for (ReadScope is one). */

@@ -22,7 +22,10 @@
 //   onResponse 12. record      one access log line and the request metrics
 //              13. audit       the audit log's entry of a request with a valid key, kept for
 //                              this instance's next batch: after the answer, off its path
-//                              (audit.ts; the log itself: src/audit/)
+//                              (audit.ts; the log itself: src/audit/); a streamed answer's
+//                              when its response closes (taken in onSend), so that it
+//                              counts what was sent, also to a client that left part-way
+//                              (no onResponse runs then)
 //
 // A step of onRequest that answers (an error, a 429, a kept answer) returns the reply, and
 // the hook returns it: Fastify then runs nothing more of the request but the onSend and
@@ -165,7 +168,9 @@ export function registerRequestPipeline(app: FastifyInstance, options: PipelineO
     });
   }
   app.addHook('onSend', async (request, reply, payload) => {
-    if (!routeConfigOf(request).streams) request.endTurn?.(); // 6. end turn
+    if (!routeConfigOf(request).streams)
+      request.endTurn?.(); // 6. end turn
+    else reply.raw.once('close', () => app.audit.recordRequest(request, reply)); // 13. audit
     let body = cache.keepAnswer(request, reply, payload); // 7. keep
     body = conditionalGet(request, reply, body); // 8. tag
     if (reply.statusCode === 304) await giveBackQuota(request);

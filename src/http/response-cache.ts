@@ -99,6 +99,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
       }
       hits.inc();
       request.employeesServed = answer.employees;
+      request.columnsServed = answer.columnsServed;
       reply.type(answer.contentType);
       const encoding = encodingFor(request, answer.body.length);
       if (encoding === undefined) return reply.send(answer.body as never);
@@ -131,6 +132,7 @@ export function responseCache(app: FastifyInstance): ResponseCache {
           revision: built,
           encoded: {},
           employees: request.employeesServed,
+          columnsServed: request.columnsServed,
         });
       }
       // The same Buffer goes out now, so its ETag is computed once for this and every hit.

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import Negotiator from 'negotiator';
+import { columnNeedle, columnsServedText } from '../audit/columns-served.js';
 import { readableColumnSchemas } from '../columns/repository.js';
 import type { Dialect } from '../db/connect.js';
 import { ApiError, notFound } from '../errors.js';
@@ -16,7 +17,7 @@ import { isId } from '../ids.js';
 import { findMeritCycleRow } from '../tenancy/cycles.js';
 import type { ReadScope } from '../tenancy/scope.js';
 import { metadataJson, metadataXml } from './csdl.js';
-import { entityJson, selectedProperties, sortValues } from './entities.js';
+import { entityJson, type Selected, selectedProperties, sortValues } from './entities.js';
 import { filterCondition } from './filter.js';
 import {
   buildModel,
@@ -137,6 +138,31 @@ function orderOf(options: QueryOptions, source: Source, type: EntityType, dialec
   });
 }
 
+/**
+ * What the audit log records of an answer with `employees` Employee entities: their count,
+ * and the column keys of the properties selected (each is written, null when the employee
+ * has no value), a constant of the request's type and $select; through a cycle, only those
+ * of the cycle's columns (`cycleColumns`, as columns-served.ts stores them), which are all
+ * its entities can hold. A $count answer serves none.
+ */
+function served(
+  request: FastifyRequest,
+  selected: readonly Selected[],
+  employees: number,
+  cycleColumns?: string | null,
+): void {
+  request.employeesServed = employees;
+  if (employees === 0) return;
+  const keys: string[] = [];
+  for (const { property } of selected) {
+    if (property.kind !== 'column') continue;
+    if (cycleColumns === undefined || cycleColumns?.includes(columnNeedle(property.key))) {
+      keys.push(property.key);
+    }
+  }
+  request.columnsServed = columnsServedText(keys);
+}
+
 export async function odataRoutes(app: FastifyInstance): Promise<void> {
   async function modelFor(scope: ReadScope, set: EntitySetName | 'all'): Promise<FeedModel> {
     // Only the Employee type depends on the data: the others are built without a query.
@@ -199,6 +225,8 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
         : set === 'MeritCycles'
           ? resource.id
           : undefined;
+    // The audit log's merit cycle: the one the path names (not one a $filter names).
+    request.meritCycleServed = meritCycleId;
     // A cycle out of the key's scope is not found, exactly as on REST.
     if (meritCycleId !== undefined && !(await findMeritCycleRow(app.db, scope, meritCycleId))) {
       throw notFound('Merit cycle');
@@ -227,6 +255,7 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
       });
       const row = rows[0];
       if (!row) throw notFound(set === 'Employees' ? 'Employee' : 'Merit cycle');
+      if (set === 'Employees') served(request, selected, 1);
       const body = entityJson(type, row, selected, ieee754);
       const context = JSON.stringify(`${root}$metadata#${set}${selection}/$entity`);
       const rest = body === '{}' ? '}' : `,${body.slice(1)}`;
@@ -282,6 +311,10 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     if (count !== undefined) head += `,"@odata.count":${ieee754 ? `"${count}"` : count}`;
     const values = page.map((row) => entityJson(type, row, selected, ieee754)).join(',');
     const tail = link === undefined ? '' : `,"@odata.nextLink":${JSON.stringify(link)}`;
+    if (set === 'Employees' && page.length > 0) {
+      const cycle = resource.meritCycleId;
+      served(request, selected, page.length, cycle && (await app.audit.columnsOf(scope, cycle)));
+    }
     return reply.type(json).send(`${head},"value":[${values}]${tail}}`);
   }
 

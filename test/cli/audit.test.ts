@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACME, acmeDataSet } from '../fixtures/data-sets.js';
+import { ACME, acmeDataSet, CYCLE } from '../fixtures/data-sets.js';
 import {
   runCli,
   startCliServer,
@@ -21,6 +21,9 @@ interface ListedKey {
 }
 interface Entry {
   action: string;
+  path: string | null;
+  employees: number | null;
+  columnsServed: string[] | null;
   actor: string | null;
   keyId: string | null;
   status: number | null;
@@ -172,5 +175,47 @@ describe('compplan keys --allow-ips and compplan audit', () => {
     expect(JSON.parse(rows[6]?.details ?? '')).toMatchObject({ organizationCreated: true });
     const since = await cli(['audit', 'export', '--org', ACME, '--since', '2999-01-01', '-o', out]);
     expect(since.stderr).toBe(`Wrote 0 audit log entries of ${ACME} to ${out}.\n`);
+  });
+  it('audit list --column and export --column: the requests whose answer carried that column key (case-sensitive), listed with their columns', async () => {
+    const server = await startCliServer([], { ...db.env, LOG_LEVEL: 'warn' });
+    const path = `/v1/compensationPlanning/meritCycles/${CYCLE.annual2025}/employees`;
+    const headers = { 'x-api-key': open.key };
+    expect((await fetch(`${server.url}${path}?limit=2`, { headers })).status).toBe(200);
+    expect((await fetch(`${server.url}/ping`, { headers })).status).toBe(200);
+    expect((await server.stop()).code).toBe(0);
+    const annual = acmeDataSet().meritCycles.find((cycle) => cycle.id === CYCLE.annual2025);
+    const columns = [
+      ...new Set(annual?.employees?.flatMap((e) => Object.keys(e.columns as object))),
+    ].sort();
+
+    const today = new Date().toISOString().slice(0, 10);
+    const args = ['audit', 'list', '--org', ACME, '--column', 'department', '--since', today];
+    const read = JSON.parse((await cli([...args, '--json'])).stdout) as Entry[];
+    expect(read.map((entry) => [entry.path, entry.employees, entry.columnsServed])).toEqual([
+      [path, 2, columns],
+    ]);
+    expect((await cli(args)).stdout).toContain(
+      `GET ${path} → 200, 2 employees (${columns.join(', ')})`,
+    );
+    expect((await cli(['audit', 'list', '--org', ACME, '--column', 'Department'])).stdout).toBe(
+      `No audit log entries for ${ACME}.\n`,
+    );
+
+    const out = join(db.dir, 'department.csv');
+    const exported = await cli([
+      'audit',
+      'export',
+      '--org',
+      ACME,
+      '--column',
+      'department',
+      '-o',
+      out,
+    ]);
+    expect(exported.stderr).toBe(`Wrote 1 audit log entries of ${ACME} to ${out}.\n`);
+    const rows = parse(readFileSync(out, 'utf8'), { columns: true }) as Record<string, string>[];
+    expect(rows.map((row) => [row.path, row.employees, row.columnsServed])).toEqual([
+      [path, '2', JSON.stringify(columns)],
+    ]);
   });
 });

@@ -57,6 +57,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
+        ['0015-audit-columns-served', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -88,6 +89,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
       ]);
@@ -238,6 +240,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0015-audit-columns-served', 'Success'],
       ['0016-hidden-column-types', 'Success'],
       ['0017-upload-slots', 'Success'],
       ['0014-web-management', 'Success'],
@@ -266,6 +269,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0012-audit-log',
       '0013-column-schema',
       '0014-web-management',
+      '0015-audit-columns-served',
       '0016-hidden-column-types',
       '0017-upload-slots',
     ]);
@@ -301,6 +305,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
+        ['0015-audit-columns-served', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -321,6 +326,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
       ]);
@@ -360,6 +366,7 @@ describe('migration 0012 down and up again', () => {
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
+        ['0015-audit-columns-served', 'Down', 'Success'],
         ['0014-web-management', 'Down', 'Success'],
         ['0013-column-schema', 'Down', 'Success'],
         ['0012-audit-log', 'Down', 'Success'],
@@ -374,6 +381,7 @@ describe('migration 0012 down and up again', () => {
         '0012-audit-log',
         '0013-column-schema',
         '0014-web-management',
+        '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
       ]);
@@ -459,6 +467,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
           ['0017-upload-slots', 'Down', 'Success'],
           ['0016-hidden-column-types', 'Down', 'Success'],
+          ['0015-audit-columns-served', 'Down', 'Success'],
           ['0014-web-management', 'Down', 'Success'],
           ['0013-column-schema', 'Down', 'Success'],
         ]);
@@ -484,6 +493,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         expect(await migrateToLatest(server.database)).toEqual([
           '0013-column-schema',
           '0014-web-management',
+          '0015-audit-columns-served',
           '0016-hidden-column-types',
           '0017-upload-slots',
         ]);

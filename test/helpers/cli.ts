@@ -58,10 +58,11 @@ function spawnCli(
   args: readonly string[],
   env: Record<string, string | undefined> | undefined,
   executable = false,
+  cwd = REPO_ROOT,
 ) {
   const [command, commandArgs] = executable ? [BIN, [...args]] : [process.execPath, [BIN, ...args]];
   const child = spawn(command, commandArgs, {
-    cwd: REPO_ROOT,
+    cwd,
     env: cliEnvironment(env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -143,6 +144,8 @@ export interface CliServerOptions {
   timeoutMs?: number;
   /** false: no --host flag, so that the server listens where HOST or its default says. */
   hostFlag?: boolean;
+  /** The working directory (relative paths, such as the default ./data); the repository's. */
+  cwd?: string;
 }
 
 /**
@@ -154,10 +157,10 @@ export interface CliServerOptions {
 export async function startCliServer(
   extraArgs: readonly string[],
   env: Record<string, string | undefined>,
-  { timeoutMs = 20_000, hostFlag = true }: CliServerOptions = {},
+  { timeoutMs = 20_000, hostFlag = true, cwd }: CliServerOptions = {},
 ): Promise<CliServer> {
   const host = hostFlag ? ['--host', '127.0.0.1'] : [];
-  const child = spawnCli(['serve', '--port', '0', ...host, ...extraArgs], env, true);
+  const child = spawnCli(['serve', '--port', '0', ...host, ...extraArgs], env, true, cwd);
   child.stdin?.end();
   let stdout = '';
   let stderr = '';

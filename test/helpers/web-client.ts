@@ -4,8 +4,37 @@
 // for the cases a browser would never send (a forged or cross-site post).
 import { gzipSync } from 'node:zlib';
 import type { DataSetInput } from '../../src/import/schema.js';
+import { nodeRequest } from './raw-http.js';
 import type { TestServer } from './server.js';
 import { createUser } from './set-up.js';
+
+/** A request from `localAddress` over node:http, as a fetch Response. */
+async function fromAddress(
+  url: string,
+  localAddress: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | undefined,
+): Promise<Response> {
+  const { origin, pathname, search } = new URL(url);
+  const answer = await nodeRequest(origin, `${pathname}${search}`, {
+    method,
+    headers,
+    localAddress,
+    ...(body === undefined ? {} : { body: Buffer.from(body) }),
+  });
+  const responseHeaders = new Headers();
+  for (const [name, value] of Object.entries(answer.headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+      responseHeaders.append(name, one);
+    }
+  }
+  const empty = answer.status === 204 || answer.status === 304;
+  return new Response(empty ? null : answer.rawBody, {
+    status: answer.status,
+    headers: responseHeaders,
+  });
+}
 
 export interface WebResponse {
   status: number;
@@ -20,7 +49,15 @@ export interface WebResponse {
 export class WebClient {
   readonly cookies = new Map<string, string>();
 
-  constructor(readonly baseUrl: string) {}
+  /**
+   * `localAddress`: the requests come from this address (127.0.0.2, …: the suite's servers
+   * listen on 127.0.0.1, which any address of 127/8 reaches), sent with node:http, since
+   * fetch cannot choose it; gzip and uploads are fetch's only.
+   */
+  constructor(
+    readonly baseUrl: string,
+    readonly localAddress?: string,
+  ) {}
 
   private cookieHeader(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
@@ -47,12 +84,9 @@ export class WebClient {
         body = new Uint8Array(gzipSync(body));
       }
     }
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers,
-      body,
-      redirect: 'manual',
-    });
+    const response = this.localAddress
+      ? await fromAddress(`${this.baseUrl}${path}`, this.localAddress, method, headers, body)
+      : await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
     const setCookies = response.headers.getSetCookie();
     for (const line of setCookies) {
       const [pair = ''] = line.split(';');

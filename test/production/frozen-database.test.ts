@@ -5,7 +5,7 @@
 // ready" within its own, and everything serves again within a second of the database
 // answering. The webhook dispatcher resumes; an import fails and changes nothing.
 // A throwaway cluster of its own: freezing it affects no other test.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +18,7 @@ import { employeesPath, errorBody, JSON_TYPE } from '../helpers/api-expectations
 import { runCli } from '../helpers/cli.js';
 import { createDatabaseIn } from '../helpers/databases.js';
 import { scaledSchedule, startTestServer, type TestServer } from '../helpers/server.js';
+import { ClusterFreezer } from '../helpers/services/frozen-cluster.js';
 import { type PostgresCluster, startPostgres } from '../helpers/services/postgres.js';
 import { waitFor } from '../helpers/services/process.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -38,8 +39,10 @@ const FREEZE_MS = 4_000;
 const UNAVAILABLE = 'Service Unavailable: the database cannot be reached';
 
 let cluster: PostgresCluster;
+let freezer: ClusterFreezer;
 beforeAll(async () => {
   cluster = await startPostgres();
+  freezer = new ClusterFreezer(cluster);
 });
 afterAll(async () => {
   await thaw();
@@ -50,43 +53,13 @@ afterEach(async () => {
   await thaw();
 });
 
-let frozen: number[] = [];
-
-/** The postmaster (first line of postmaster.pid) and every process it started. */
-function clusterProcesses(): number[] {
-  const postmaster = Number(
-    readFileSync(join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
-  );
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // /proc/PID/stat: "pid (name) state ppid …"; the name may hold spaces and parentheses.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === postmaster) children.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return [postmaster, ...children];
-}
-
-/** SIGSTOP: the postmaster first, so that it starts no new process meanwhile. */
+/** SIGSTOP the cluster's processes (test/helpers/services/frozen-cluster.ts). */
 function freeze(): void {
-  frozen = clusterProcesses();
-  for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+  freezer.freeze();
 }
 
 async function thaw(): Promise<void> {
-  for (const pid of frozen.reverse()) {
-    try {
-      process.kill(pid, 'SIGCONT');
-    } catch {
-      // exited
-    }
-  }
-  frozen = [];
+  freezer?.thaw();
 }
 
 async function createDatabase(name: string): Promise<DatabaseConfig & { dialect: 'postgres' }> {

@@ -38,6 +38,7 @@ const entry = (requestId: string): RequestEntry => ({
   clientAddress: '127.0.0.1',
   userAgent: 'curl/8.5.0',
   requestId,
+  columnsServed: null,
 });
 
 const requestIds = async () =>

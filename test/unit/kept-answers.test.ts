@@ -21,6 +21,7 @@ const answer = (bytes: number, fill = 'x'): KeptAnswer => ({
   revision: 1,
   encoded: {},
   employees: 0,
+  columnsServed: null,
 });
 /** A key of the organisation that may read all of it. */
 const reader = (organizationId: string) => ({ organizationId, fingerprint: organizationId });

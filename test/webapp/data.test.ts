@@ -72,6 +72,8 @@ describe('Settings → Data', () => {
     expect(down.error).toBeUndefined();
     expect(await migrateToLatest(server.database)).toEqual([
       '0014-web-management',
+      '0015-audit-columns-served',
+      '0016-hidden-column-types',
       '0017-upload-slots',
     ]);
     const text = textOf((await client.get(DATA)).body);

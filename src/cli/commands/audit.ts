@@ -6,11 +6,14 @@ import { configFromEnvironment, printJson, table, withDatabase } from '../contex
 
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 10_000;
+const COLUMN_HELP =
+  'only the requests whose answer carried this column key (case-sensitive), after the key\'s hidden columns and $select: "which keys read basePay"';
 
 /** What an entry was, in a few words: the request, or the action's target and details. */
 function described(entry: AuditEntry): string {
   if (entry.action === 'api.request') {
-    return `${entry.method} ${entry.path} → ${entry.status}, ${entry.employees} employees`;
+    const columns = entry.columnsServed === null ? '' : ` (${entry.columnsServed.join(', ')})`;
+    return `${entry.method} ${entry.path} → ${entry.status}, ${entry.employees} employees${columns}`;
   }
   const details = entry.details === null ? '' : ` ${JSON.stringify(entry.details)}`;
   return `${entry.target ?? ''}${details}`.trim();
@@ -27,6 +30,7 @@ export function registerAudit(program: Command): void {
     .requiredOption('--org <slug>', 'the organisation')
     .option('--key <id>', 'only the requests of this key (key_…)')
     .option('--since <date>', 'only entries at or after this date (YYYY-MM-DD, UTC) or time')
+    .option('--column <key>', COLUMN_HELP)
     .option(
       '--limit <n>',
       `at most this many entries (1–${MAX_LIST_LIMIT})`,
@@ -38,10 +42,13 @@ export function registerAudit(program: Command): void {
         org: string;
         key?: string;
         since?: string;
+        column?: string;
         limit: string;
         json?: boolean;
       }) => {
-        const { AuditError, organizationOrFail, timeOf } = await import('../../audit/service.js');
+        const { AuditError, columnOf, organizationOrFail, timeOf } = await import(
+          '../../audit/service.js'
+        );
         const { listAuditEntries } = await import('../../audit/repository.js');
         const limit = Number(options.limit);
         if (!/^\d+$/.test(options.limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
@@ -50,7 +57,9 @@ export function registerAudit(program: Command): void {
         const since = options.since === undefined ? undefined : timeOf(options.since, '--since');
         const entries = await withDatabase(configFromEnvironment(), async ({ db }) => {
           const organization = await organizationOrFail(db, options.org);
-          return listAuditEntries(db, organization.id, { keyId: options.key, since }, { limit });
+          const column = options.column === undefined ? undefined : columnOf(options.column);
+          const filter = { keyId: options.key, since, column };
+          return listAuditEntries(db, organization.id, filter, { limit });
         });
         if (options.json) return printJson(entries);
         if (entries.length === 0) return console.log(`No audit log entries for ${options.org}.`);
@@ -76,14 +85,17 @@ export function registerAudit(program: Command): void {
     )
     .requiredOption('--org <slug>', 'the organisation')
     .option('--since <date>', 'only entries at or after this date (YYYY-MM-DD, UTC) or time')
+    .option('--column <key>', COLUMN_HELP)
     .requiredOption('-o, --output <file>', 'the CSV file to write')
-    .action(async (options: { org: string; since?: string; output: string }) => {
-      const { organizationOrFail, timeOf } = await import('../../audit/service.js');
+    .action(async (options: { org: string; since?: string; column?: string; output: string }) => {
+      const { columnOf, organizationOrFail, timeOf } = await import('../../audit/service.js');
       const { exportAuditCsv } = await import('../../audit/csv.js');
       const since = options.since === undefined ? undefined : timeOf(options.since, '--since');
       const count = await withDatabase(configFromEnvironment(), async ({ db }) => {
         const organization = await organizationOrFail(db, options.org);
-        return exportAuditCsv(db, organization.id, { since }, options.output);
+        const column = options.column === undefined ? undefined : columnOf(options.column);
+        const filter = { since, column };
+        return exportAuditCsv(db, organization.id, filter, options.output);
       });
       process.stderr.write(
         `Wrote ${count} audit log entries of ${options.org} to ${options.output}.\n`,

@@ -34,6 +34,8 @@ export interface DownloadSource {
   writer: ChunkWriter;
   /** Told how many employees each chunk read (the download metrics). */
   onRows?: (count: number) => void;
+  /** Told how many employees each chunk handed to the response holds (the audit log). */
+  onSent?: (count: number) => void;
 }
 
 export class EmployeeDownload extends Readable {
@@ -41,8 +43,13 @@ export class EmployeeDownload extends Readable {
   private chunkEmployees = FIRST_CHUNK_EMPLOYEES;
   private started = false;
   private finished = false;
-  /** The chunks handed to the writer and not yet pushed, oldest first: their bytes to come. */
-  private readonly written: Promise<Buffer>[] = [];
+  /**
+   * The chunks handed to the writer and not yet pushed, oldest first: their bytes to come,
+   * and how many employees each holds.
+   */
+  /** Employees in the chunk nextChunk last returned. */
+  private employeesInChunk = 0;
+  private readonly written: { bytes: Promise<Buffer>; employees: number }[] = [];
 
   constructor(private readonly source: DownloadSource) {
     super();
@@ -53,7 +60,9 @@ export class EmployeeDownload extends Readable {
     this.nextChunk().then(
       (chunk) => {
         // A client that left drops what was still being converted.
-        if (!this.destroyed) this.push(chunk);
+        if (this.destroyed) return;
+        if (this.employeesInChunk > 0) this.source.onSent?.(this.employeesInChunk);
+        this.push(chunk);
       },
       // A failed read or conversion ends the response at once, as any stream error does.
       (error: unknown) => this.destroy(error as Error),
@@ -63,11 +72,14 @@ export class EmployeeDownload extends Readable {
   private async nextChunk(): Promise<Buffer | null> {
     const { writer } = this.source;
     while (!this.finished && !this.destroyed && this.written.length < writer.ahead) {
-      const texts = await this.readChunk();
-      if (texts) this.written.push(handedOver(writer.write(texts)));
+      const read = await this.readChunk();
+      if (read) {
+        this.written.push({ bytes: handedOver(writer.write(read.texts)), employees: read.count });
+      }
     }
     const oldest = this.written.shift();
-    const body = oldest ? await oldest : undefined;
+    const body = oldest ? await oldest.bytes : undefined;
+    this.employeesInChunk = oldest?.employees ?? 0;
     const head = this.started ? undefined : writer.head;
     this.started = true;
     const chunk = head && body ? Buffer.concat([head, body]) : (body ?? head);
@@ -78,8 +90,8 @@ export class EmployeeDownload extends Readable {
     return chunk;
   }
 
-  /** The next chunk's stored texts (none once the cycle is read), in the snapshot. */
-  private async readChunk(): Promise<Buffer | undefined> {
+  /** The next chunk's stored texts and their count (none once the cycle is read). */
+  private async readChunk(): Promise<{ texts: Buffer; count: number } | undefined> {
     const { snapshot, dialect, scope, meritCycleId } = this.source;
     const limit = this.chunkEmployees;
     const found = await readEmployeeTexts(
@@ -101,7 +113,7 @@ export class EmployeeDownload extends Readable {
       );
     }
     this.source.onRows?.(count);
-    return found && count > 0 ? found.texts : undefined;
+    return found && count > 0 ? { texts: found.texts, count } : undefined;
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {

@@ -122,6 +122,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
         }
         if (!isGet) return (reply as FastifyReply).send();
         const hidden = await hiddenColumnsFor(snapshot.db, scope, meritCycleId);
+        request.columnsServed = await app.audit.columnsOf(scope, meritCycleId);
         const writer =
           format === 'csv'
             ? csvWriter(
@@ -138,6 +139,11 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
           meritCycleId,
           writer,
           onRows: (count) => rowsRead.inc(count),
+          // The audit log's count: what was handed to the response, recorded when it
+          // closes (src/http/pipeline.ts), also when the client left part-way.
+          onSent: (count) => {
+            request.employeesServed += count;
+          },
         });
       } finally {
         // Whatever does not become a download gives its snapshot and slot back now.

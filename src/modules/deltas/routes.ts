@@ -103,6 +103,9 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
       checkAnswerable(walk, read.state);
       const page = deltaPage({ codec: app.cursors, scope, walk, ...read, now: options.now() });
       request.employeesServed = page.changes.filter((change) => change.item !== undefined).length;
+      if (request.employeesServed > 0) {
+        request.columnsServed = await app.audit.columnsOf(reader, meritCycleId);
+      }
       // Each employee's stored JSON as it is, as the list sends it: bytes joined, no
       // serialization.
       const json = pageOfJsonBytes(

@@ -61,6 +61,7 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       if (!found) throw notFound('Merit cycle');
       const nextCursor = found.after ? app.cursors.encode(list, page.filters, found.after) : null;
       request.employeesServed = found.count;
+      if (found.count > 0) request.columnsServed = await app.audit.columnsOf(reader, meritCycleId);
       // The rows hold each employee's JSON text already: the page is their concatenation,
       // sent as bytes with a JSON content type, without serialization.
       const json = pageOfJsonBytes([found.bodies], { nextCursor });

@@ -3,11 +3,16 @@
 // action and dates; newest first, 50 entries a page, continued with a cursor. Every
 // read is of the signed-in user's organisation, whatever the query says.
 import type { FastifyReply } from 'fastify';
-import { listApiKeys } from '../../api-keys/repository.js';
 import { type AuditFilter, listAuditEntries } from '../../audit/repository.js';
-import { AuditError, actionOf, cursorOf, positionOf, timeOf } from '../../audit/service.js';
+import {
+  AuditError,
+  actionOf,
+  auditFilterChoices,
+  cursorOf,
+  positionOf,
+  timeOf,
+} from '../../audit/service.js';
 import { isId } from '../../ids.js';
-import { listUsers } from '../../users/repository.js';
 import type { Page } from '../context.js';
 import { sendPage } from '../http.js';
 import { alert, settingsLayout } from '../layout.js';
@@ -58,10 +63,7 @@ export const auditLogPages: Page = (app, context) => {
       to: text(raw.to),
     };
     const organizationId = signed.organization.id;
-    const [keys, users] = await Promise.all([
-      listApiKeys(app.db, organizationId),
-      listUsers(app.db, organizationId),
-    ]);
+    const { keys, users } = await auditFilterChoices(app.db, organizationId);
     const base = { ...signed, query, keys, users, later: text(raw.after) !== '' };
     let filter: AuditFilter;
     let after: ReturnType<typeof positionOf> | undefined;

@@ -25,6 +25,7 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   'user.removed': 'User removed',
   'user.signed-in': 'Signed in',
   'user.sign-in-failed': 'Sign-in failed',
+  'user.sign-in-throttled': 'Sign-in throttled',
   'webhook.added': 'Webhook added',
   'webhook.removed': 'Webhook removed',
   import: 'Data imported',
@@ -43,7 +44,7 @@ export interface AuditQuery {
 export interface AuditView extends Signed {
   query: AuditQuery;
   keys: ApiKey[];
-  users: User[];
+  users: readonly Pick<User, 'id' | 'email'>[];
   entries: AuditEntry[];
   /** The query string of the next (older) page; undefined on the last page. */
   older?: string | undefined;

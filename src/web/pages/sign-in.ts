@@ -10,7 +10,7 @@ import {
   startSession,
   tokensMatch,
 } from '../../sessions/service.js';
-import { emailKey, noteSignIn } from '../../users/repository.js';
+import { noteSignIn } from '../../users/repository.js';
 import { authenticate, chooseNewPassword, passwordProblem } from '../../users/service.js';
 import type { Page } from '../context.js';
 import {
@@ -25,27 +25,10 @@ import { PAGES, routeOf } from '../paths.js';
 import { cookie, crossSite, userActor } from '../session.js';
 import { choosePasswordPage, signInPage } from './sign-in.views.js';
 
-// Sign-in throttling: every attempt counts, before the password is looked at, so that a
-// guesser over the limit learns nothing even with the right password. Per address
-// against one guesser; per account against many addresses guessing one account.
-export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
-export const SIGN_IN_ATTEMPTS_PER_ADDRESS = 30;
-export const SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10;
-
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export const signInPages: Page = (app, context) => {
   const { signedIn, signedInPost, view } = context;
-  const perAddress = app.rateLimits.counter({
-    name: 'web-sign-in-address',
-    points: SIGN_IN_ATTEMPTS_PER_ADDRESS,
-    windowMs: SIGN_IN_WINDOW_MS,
-  });
-  const perAccount = app.rateLimits.counter({
-    name: 'web-sign-in-account',
-    points: SIGN_IN_ATTEMPTS_PER_ACCOUNT,
-    windowMs: SIGN_IN_WINDOW_MS,
-  });
 
   // --- sign-in and sign-out ------------------------------------------------------------
   function renderSignIn(
@@ -83,22 +66,17 @@ export const signInPages: Page = (app, context) => {
         error: 'The sign-in form had expired. Please sign in again.',
       });
     }
-    const attempts = [
-      [perAddress, request.ip],
-      [perAccount, emailKey(formField(request, 'email'))],
-    ] as const;
-    for (const [limit, name] of attempts) {
-      const attempt = await limit.take(name);
-      if (attempt.exceeded) {
-        const seconds = Math.max(1, Math.ceil(attempt.resetsInMs / 1000));
-        const minutes = Math.max(1, Math.ceil(seconds / 60));
-        request.log.warn('sign-in throttled');
-        reply.header('retry-after', String(seconds));
-        return renderSignIn(request, reply, 429, {
-          email,
-          error: `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-        });
-      }
+    // Per address, and per account and address (src/sessions/throttle.ts).
+    const attempt = await app.signInThrottle.begin(request.ip, formField(request, 'email'));
+    if (attempt.refused) {
+      const seconds = attempt.retryAfterSeconds;
+      const minutes = Math.max(1, Math.ceil(seconds / 60));
+      request.log.warn('sign-in throttled');
+      reply.header('retry-after', String(seconds));
+      return renderSignIn(request, reply, 429, {
+        email,
+        error: `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+      });
     }
     const { user, attempted } =
       email && password
@@ -119,6 +97,7 @@ export const signInPages: Page = (app, context) => {
         error: 'The email or the password is not right.',
       });
     }
+    await attempt.succeeded();
     // A new session id at every sign-in (no fixation); an older session of this browser ends.
     const previous = readCookie(request, SESSION_COOKIE);
     if (previous) await endSession(app.db, previous);
