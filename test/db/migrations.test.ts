@@ -240,9 +240,9 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
-      ['0015-audit-columns-served', 'Success'],
-      ['0016-hidden-column-types', 'Success'],
       ['0017-upload-slots', 'Success'],
+      ['0016-hidden-column-types', 'Success'],
+      ['0015-audit-columns-served', 'Success'],
       ['0014-web-management', 'Success'],
       ['0013-column-schema', 'Success'],
       ['0012-audit-log', 'Success'],
@@ -409,8 +409,9 @@ describe('migration 0016 down and up again', () => {
           ?.columns.map((c) => c.name);
       expect(await apiKeyColumns()).toContain('hidden_column_types');
 
-      const down = await migratorOf(server.database).migrateTo('0014-web-management');
+      const down = await migratorOf(server.database).migrateTo('0015-audit-columns-served');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
       ]);
       expect(await apiKeyColumns()).not.toContain('hidden_column_types');
@@ -420,7 +421,10 @@ describe('migration 0016 down and up again', () => {
       );
       expect(await readKeysRevision(db)).toBeGreaterThan(revision);
 
-      expect(await migrateToLatest(server.database)).toEqual(['0016-hidden-column-types']);
+      expect(await migrateToLatest(server.database)).toEqual([
+        '0016-hidden-column-types',
+        '0017-upload-slots',
+      ]);
       revision = await readKeysRevision(db);
       await sql`update api_keys set hidden_column_types = '["currency"]' where name = 'typed'`.execute(
         db,
