@@ -446,17 +446,14 @@ const plain = (
   derive: Target['derive'] = same,
 ): Target => ({ target, cycle, errors, parse: 'auto', derive, served: nothingServed });
 
+/** A list naming no cycle, whose items (REST `data`, feed `value`) each belong to one. */
+const listTarget = (target: string, errors: 'rest' | 'feed', cycleOf: (item: Json) => string) =>
+  plain(target, null, errors, listOf(errors === 'rest' ? 'data' : 'value', cycleOf));
+
 const COLUMNS: PathColumn[] = [
   {
     name: 'REST merit cycle list',
-    targets: [
-      plain(
-        `${MERIT_CYCLES}?limit=100`,
-        null,
-        'rest',
-        listOf('data', (c) => c.id as string),
-      ),
-    ],
+    targets: [listTarget(`${MERIT_CYCLES}?limit=100`, 'rest', (c) => c.id as string)],
   },
   { name: 'REST one merit cycle', targets: perCycle((c) => plain(cyclePath(c), c, 'rest')) },
   {
@@ -474,14 +471,7 @@ const COLUMNS: PathColumn[] = [
   },
   {
     name: 'merit cycles delta',
-    targets: [
-      plain(
-        `${MERIT_CYCLES}/delta?limit=100`,
-        null,
-        'rest',
-        listOf('data', (c) => c.id as string),
-      ),
-    ],
+    targets: [listTarget(`${MERIT_CYCLES}/delta?limit=100`, 'rest', (c) => c.id as string)],
   },
   {
     name: 'employees delta',
@@ -491,26 +481,12 @@ const COLUMNS: PathColumn[] = [
   { name: 'OData $metadata', targets: [plain(`${FEED}/$metadata`, null, 'feed', metadataFor)] },
   {
     name: 'OData MeritCycles',
-    targets: [
-      plain(
-        `${FEED}/MeritCycles`,
-        null,
-        'feed',
-        listOf('value', (c) => c.id as string),
-      ),
-    ],
+    targets: [listTarget(`${FEED}/MeritCycles`, 'feed', (c) => c.id as string)],
   },
   { name: 'OData Employees', targets: [feedEmployeesTarget(`${FEED}/Employees`, null)] },
   {
     name: 'OData ExchangeRates',
-    targets: [
-      plain(
-        `${FEED}/ExchangeRates`,
-        null,
-        'feed',
-        listOf('value', (r) => r.meritCycleId as string),
-      ),
-    ],
+    targets: [listTarget(`${FEED}/ExchangeRates`, 'feed', (r) => r.meritCycleId as string)],
   },
   {
     name: "OData MeritCycles('…')/Employees",
