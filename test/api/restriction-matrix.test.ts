@@ -692,6 +692,8 @@ describe('restriction matrix: every restriction × every read path', () => {
 
   describe.each(ROWS)('$name', (row) => {
     const key = () => keys.get(row) ?? { secret: '', id: '' };
+    /** The answer each target gave the row's key, and the address it was sent from. */
+    const sent = new Map<Target, { answer: Answer; from: string }>();
 
     it.each(COLUMNS.map((column, index) => [column.name, column, index] as const))(
       '%s',
@@ -699,7 +701,9 @@ describe('restriction matrix: every restriction × every read path', () => {
         const from = addressOf(row, index);
         const outcome = outcomeOf(row, from);
         for (const t of column.targets) {
-          const { requestId: _id, ...answer } = await read(server, key().secret, t, from);
+          const answered = await read(server, key().secret, t, from);
+          sent.set(t, { answer: answered, from });
+          const { requestId: _id, ...answer } = answered;
           expect(answer, t.target).toEqual(expectedAnswer(t, outcome, ctx));
         }
       },
@@ -751,11 +755,17 @@ describe('restriction matrix: every restriction × every read path', () => {
     });
 
     it('the audit entry of each request: key, status, employees and columns served, merit cycle', async () => {
+      // The requests the row's cells made; a request of its own for any they did not
+      // (a run filtered to this case).
       const made: { t: Target; answer: Answer; from: string }[] = [];
       for (const [index, column] of COLUMNS.entries()) {
-        const from = addressOf(row, index, 2);
         for (const t of column.targets) {
-          made.push({ t, from, answer: await read(server, key().secret, t, from) });
+          const from = addressOf(row, index, 2);
+          const earlier = sent.get(t);
+          made.push({
+            t,
+            ...(earlier ?? { from, answer: await read(server, key().secret, t, from) }),
+          });
         }
       }
       await server.app.audit.flush();
