@@ -18,6 +18,14 @@ declare module 'fastify' {
   interface FastifyInstance {
     audit: AuditLog;
   }
+  interface FastifyContextConfig {
+    /**
+     * The merit cycle a request's path names, for routes without a :meritCycleId parameter
+     * (the OData feed): read for the entry of a request refused before its handler ran
+     * (403 for its address, 429), which set no meritCycleServed.
+     */
+    cycleNamedBy?: (path: string) => string | undefined;
+  }
   interface FastifyRequest {
     /** Employees in this request's answer, set by the routes that serve them. */
     employeesServed: number;
@@ -140,7 +148,12 @@ export default fp<AuditOptions>(
         // The API's path parameters all name a merit cycle: :meritCycleId, or :id of
         // /meritCycles/:id.
         const params = request.params as { meritCycleId?: unknown; id?: unknown } | undefined;
-        const cycle = params?.meritCycleId ?? params?.id ?? request.meritCycleServed;
+        const path = query === -1 ? url : url.slice(0, query);
+        const cycle =
+          params?.meritCycleId ??
+          params?.id ??
+          request.meritCycleServed ??
+          (request.is404 ? undefined : routeConfigOf(request).cycleNamedBy?.(path));
         const agent = request.headers['user-agent'];
         const status = reply.statusCode;
         const employees = status === 200 ? request.employeesServed : 0;
@@ -150,7 +163,7 @@ export default fp<AuditOptions>(
           keyId: key.id,
           method: request.method,
           route: request.is404 ? null : (routeConfigOf(request).url ?? null),
-          path: (query === -1 ? url : url.slice(0, query)).slice(0, MAX_PATH),
+          path: path.slice(0, MAX_PATH),
           meritCycleId: typeof cycle === 'string' ? cycle.slice(0, MAX_ID) : null,
           status,
           employees,

@@ -163,6 +163,14 @@ function served(
   request.columnsServed = columnsServedText(keys);
 }
 
+/** The merit cycle a path names: the navigation's, or a MeritCycles entity's key. */
+function cycleOf(
+  resource: Exclude<Resource, { kind: 'service' | 'metadata' }>,
+): string | undefined {
+  if (resource.kind === 'collection') return resource.meritCycleId;
+  return resource.set === 'MeritCycles' ? resource.id : undefined;
+}
+
 export async function odataRoutes(app: FastifyInstance): Promise<void> {
   async function modelFor(scope: ReadScope, set: EntitySetName | 'all'): Promise<FeedModel> {
     // Only the Employee type depends on the data: the others are built without a query.
@@ -219,12 +227,7 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
       throw new ApiError(406, '$format=xml is served for $metadata only');
     const ieee754 = ieee754Compatible(request, options);
     const json = jsonType(ieee754);
-    const meritCycleId =
-      resource.kind === 'collection'
-        ? resource.meritCycleId
-        : set === 'MeritCycles'
-          ? resource.id
-          : undefined;
+    const meritCycleId = cycleOf(resource);
     // The audit log's merit cycle: the one the path names (not one a $filter names).
     request.meritCycleServed = meritCycleId;
     // A cycle out of the key's scope is not found, exactly as on REST.
@@ -318,7 +321,18 @@ export async function odataRoutes(app: FastifyInstance): Promise<void> {
     return reply.type(json).send(`${head},"value":[${values}]${tail}}`);
   }
 
-  const config = { api: true, feed: true };
+  // The audit log's merit cycle of a request refused before serve() ran (src/http/audit.ts).
+  const cycleNamedBy = (path: string) => {
+    try {
+      const resource = resourceOf(path.slice(FEED_ROOT.length).replace(/^\//, ''));
+      return resource.kind === 'service' || resource.kind === 'metadata'
+        ? undefined
+        : cycleOf(resource);
+    } catch {
+      return undefined;
+    }
+  };
+  const config = { api: true, feed: true, cycleNamedBy };
   app.route({ method: READ_METHODS, url: FEED_ROOT, config, handler: serve });
   app.route({ method: READ_METHODS, url: `${FEED_ROOT}/*`, config, handler: serve });
 }

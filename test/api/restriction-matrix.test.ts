@@ -801,9 +801,7 @@ describe('restriction matrix: every restriction × every read path', () => {
           status: answer.status,
           employees: served.employees,
           columnsServed: served.columns,
-          // Known gap (docs/security.md): the feed's handler reads the cycle its path names,
-          // and a request refused for its address never reaches it.
-          meritCycleId: answer.status === 403 && t.errors === 'feed' ? null : t.cycle,
+          meritCycleId: t.cycle,
           clientAddress: from,
         };
       });
