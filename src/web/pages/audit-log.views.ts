@@ -102,7 +102,11 @@ function columnOptions(view: AuditView): SafeHtml[] {
   );
 }
 
-/** An API path that breaks only after its slashes: a narrow column never splits a word. */
+/**
+ * An API path that may break after its slashes (`<wbr>`), and the Details column wide
+ * enough on a desktop (app.css) for a piece such as a cycle id: `compensationPlanning` is
+ * never split.
+ */
 function breakablePath(path: string): SafeHtml[] {
   return path.split('/').map((part, index) => html`${index > 0 ? html`/<wbr>` : ''}${part}`);
 }
