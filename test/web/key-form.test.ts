@@ -11,7 +11,7 @@ import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
 import { PAY_CYCLES, payColumnsDataSet } from '../fixtures/pay-columns-data-set.js';
 import { type Browser, launchBrowser, screenshot } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createUser } from '../helpers/set-up.js';
+import { signInNewOwner } from '../helpers/web-browser-session.js';
 
 const ORG = 'paymasters';
 const PASSWORD = 'owner chooses a long password';
@@ -54,24 +54,11 @@ describe('a refused key form keeps every choice, and the key is made as chosen',
     it(`at ${viewport.width} px: refused for the address with every choice kept; corrected, it makes exactly that key`, async () => {
       const email = `owner${viewport.width}@pay.example`;
       const name = `Finance BI ${viewport.width}`;
-      const { oneTimePassword } = await createUser(server.database.db, {
-        org: ORG,
-        email,
-        role: 'owner',
-      });
       // Each width signs in its own owner, from a browser that holds no session.
       await browser.context.clearCookies();
       page = await browser.context.newPage();
       await page.setViewportSize(viewport);
-      await page.goto(`${server.url}/app/sign-in`);
-      await page.getByLabel('Email').fill(email);
-      await page.getByLabel('Password').fill(oneTimePassword);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForLoadState('load');
-      await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
-      await page.getByLabel('Repeat the new password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Save password' }).click();
-      await page.waitForLoadState('load');
+      await signInNewOwner(page, server, email, PASSWORD, ORG);
 
       await page.getByLabel('Key name').fill(name);
       await page.getByLabel('2026 Annual Merit').check();
