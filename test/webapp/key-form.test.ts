@@ -173,7 +173,7 @@ describe('the generate form: a refused form keeps every choice; a key is made as
     },
   );
 
-  it('a column key the data does not have is refused in the form’s words, naming the closest column; the box for data still to come lets it through', async () => {
+  it('a column key the data does not have, without “Columns of data still to come”, is refused naming the closest column and the form’s remedy, not the CLI flag', async () => {
     const sent: Record<string, string> = { ...FULL_FORM, otherColumns: 'salary' };
     delete sent.allowUnknownColumns;
     const refused = await generate(sent);
