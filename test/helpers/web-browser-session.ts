@@ -9,9 +9,10 @@ export async function signInNewOwner(
   server: TestServer,
   email: string,
   password = 'a long enough password',
+  org = 'initech',
 ): Promise<void> {
   const { oneTimePassword } = await createUser(server.database.db, {
-    org: 'initech',
+    org,
     email,
     role: 'owner',
   });

@@ -189,9 +189,13 @@ export function hiddenFieldsOf(html: string, action: string): Record<string, str
   );
 }
 
-/** The text content of an HTML fragment, whitespace collapsed (for exact assertions). */
+/**
+ * The text content of an HTML fragment, whitespace collapsed (for exact assertions). A
+ * `<wbr>` (a place a line may break) is no text, as in the browser's.
+ */
 export function textOf(html: string): string {
   return html
+    .replace(/<wbr>/g, '')
     .replace(/<[^>]*>/g, ' ')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')

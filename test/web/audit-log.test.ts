@@ -12,11 +12,33 @@ import { webDataSet } from '../helpers/web-client.js';
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
 const PAGE = '/app/settings/audit-log';
+const LONG_PATH =
+  '/v1/compensationPlanning/meritCycles/mc_00000000-0000-4000-8000-000000000000/employees';
+
+// The pieces of the entries' API paths (the text after each slash) that a line break
+// splits. (Browser code as text.)
+const SPLIT_PIECES = `(() => {
+  const split = [];
+  for (const path of document.querySelectorAll('.audit-path')) {
+    const walker = document.createTreeWalker(path, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      const lines = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
+      if (lines.size > 1) split.push(node.textContent);
+    }
+  }
+  return split;
+})()`;
 
 // (Browser code as text: the project's TypeScript has no DOM library.)
 const LAYOUT = `(() => ({
   pageWidth: document.documentElement.scrollWidth,
   rows: document.querySelectorAll('.audit-list tbody tr').length,
+  tableFits: (() => {
+    const wrap = document.querySelector('.audit-list').parentElement;
+    return wrap.scrollWidth <= wrap.clientWidth;
+  })(),
   headVisible: (() => {
     const head = document.querySelector('.audit-list thead');
     return head ? head.getBoundingClientRect().height > 1 : false;
@@ -25,6 +47,8 @@ const LAYOUT = `(() => ({
 
 interface Layout {
   pageWidth: number;
+  /** The table within its panel, no column scrolled out of sight. */
+  tableFits: boolean;
   rows: number;
   headVisible: boolean;
 }
@@ -48,6 +72,8 @@ describe('Settings → Audit log in the browser', () => {
       await response.arrayBuffer();
     }
     await fetch(`${server.url}/nowhere`, { headers: { 'x-api-key': keys[0] ?? '' } });
+    // A long API path (a cycle that does not exist: 404, recorded all the same).
+    await fetch(`${server.url}${LONG_PATH}`, { headers: { 'x-api-key': keys[0] ?? '' } });
     browser = await launchBrowser(server.url);
     page = await browser.context.newPage();
     await signInNewOwner(page, server, 'olivia.owner@initech.example');
@@ -96,5 +122,20 @@ describe('Settings → Audit log in the browser', () => {
     // The entries as a phone shows them, one screen of them.
     await page.locator('#audit-entries-title').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SCREENSHOTS, 'audit-log-390-entries.png') });
+  });
+
+  it('breaks an API path in the Details column at its slashes only at 1280 px, never within a word; on a phone nothing is wider than the screen', async () => {
+    await page.setViewportSize(DESKTOP);
+    await page.goto(`${server.url}${PAGE}`);
+    await page.waitForLoadState('load');
+    expect(await page.getByText(`GET ${LONG_PATH}`).count()).toBe(1);
+    await screenshot(page, 'audit-log-paths-1280');
+    expect(await page.evaluate(SPLIT_PIECES)).toEqual([]);
+    expect(((await page.evaluate(LAYOUT)) as Layout).tableFits).toBe(true);
+    await page.setViewportSize(PHONE);
+    await page.goto(`${server.url}${PAGE}`);
+    await page.waitForLoadState('load');
+    expect(((await page.evaluate(LAYOUT)) as Layout).pageWidth).toBe(PHONE.width);
+    await screenshot(page, 'audit-log-paths-390');
   });
 });

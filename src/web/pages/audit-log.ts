@@ -1,13 +1,15 @@
 // Settings → Audit log (docs/web-app.md): an organisation's audit log, for its owners
 // only — administrators get 403, as for Roles & Permissions. Filters by key, user,
-// action and dates; newest first, 50 entries a page, continued with a cursor. Every
+// action, dates and column served; newest first, 50 entries a page, continued with a cursor. Every
 // read is of the signed-in user's organisation, whatever the query says.
 import type { FastifyReply } from 'fastify';
+import { organizationColumns } from '../../api-keys/columns.js';
 import { type AuditFilter, listAuditEntries } from '../../audit/repository.js';
 import {
   AuditError,
   actionOf,
   auditFilterChoices,
+  columnOf,
   cursorOf,
   positionOf,
   timeOf,
@@ -31,6 +33,7 @@ function filterOf(query: AuditQuery): AuditFilter {
     keyId: query.key || undefined,
     userId: query.user || undefined,
     action: query.action === '' ? undefined : actionOf(query.action),
+    column: query.column === '' ? undefined : columnOf(query.column),
     since: query.from === '' ? undefined : timeOf(query.from, 'From'),
     until: query.to === '' ? undefined : timeOf(query.to, 'To', true),
   };
@@ -61,10 +64,14 @@ export const auditLogPages: Page = (app, context) => {
       action: text(raw.action),
       from: text(raw.from),
       to: text(raw.to),
+      column: text(raw.column),
     };
     const organizationId = signed.organization.id;
-    const { keys, users } = await auditFilterChoices(app.db, organizationId);
-    const base = { ...signed, query, keys, users, later: text(raw.after) !== '' };
+    const [{ keys, users }, columns] = await Promise.all([
+      auditFilterChoices(app.db, organizationId),
+      organizationColumns(app.db, organizationId),
+    ]);
+    const base = { ...signed, query, keys, users, columns, later: text(raw.after) !== '' };
     let filter: AuditFilter;
     let after: ReturnType<typeof positionOf> | undefined;
     try {

@@ -2,10 +2,11 @@
 // ones. On a phone each entry is a block with its values under their column names, as
 // the key list is (the `stacked` styles).
 
+import type { ColumnChoice } from '../../api-keys/columns.js';
 import type { ApiKey } from '../../api-keys/repository.js';
 import type { AuditAction, AuditEntry } from '../../audit/entry.js';
 import { AUDIT_ACTIONS, REQUEST_ACTION } from '../../audit/entry.js';
-import type { User } from '../../users/repository.js';
+import type { AuditUser } from '../../audit/service.js';
 import type { Signed } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
 import { alert, listTable, settingsLayout, time } from '../layout.js';
@@ -39,12 +40,16 @@ export interface AuditQuery {
   action: string;
   from: string;
   to: string;
+  /** A column key: the requests whose answer carried it. */
+  column: string;
 }
 
 export interface AuditView extends Signed {
   query: AuditQuery;
   keys: ApiKey[];
-  users: readonly Pick<User, 'id' | 'email'>[];
+  users: readonly AuditUser[];
+  /** The organisation's columns (every cycle's column schema), for the Column filter. */
+  columns: readonly ColumnChoice[];
   entries: AuditEntry[];
   /** The query string of the next (older) page; undefined on the last page. */
   older?: string | undefined;
@@ -57,13 +62,14 @@ const selected = (value: string, current: string) => (value === current ? html` 
 
 function filterForm(view: AuditView): SafeHtml {
   const { query } = view;
+  // Revoked keys and removed users stay: their entries are still in the log.
   const keyOptions = view.keys.map(
     (key) =>
-      html`<option value="${key.id}"${selected(key.id, query.key)}>${key.name} (${key.prefix}…)</option>`,
+      html`<option value="${key.id}"${selected(key.id, query.key)}>${key.name} (${key.prefix}…)${key.revokedAt === null ? '' : ' (revoked)'}</option>`,
   );
   const userOptions = view.users.map(
     (user) =>
-      html`<option value="${user.id}"${selected(user.id, query.user)}>${user.email}</option>`,
+      html`<option value="${user.id}"${selected(user.id, query.user)}>${user.email}${user.removed ? ' (removed)' : ''}</option>`,
   );
   const actionOptions = AUDIT_ACTIONS.map(
     (action) =>
@@ -73,10 +79,36 @@ function filterForm(view: AuditView): SafeHtml {
   <div class="field"><label for="audit-key">API key</label><select id="audit-key" name="key"><option value="">Any key</option>${keyOptions}</select></div>
   <div class="field"><label for="audit-user">User</label><select id="audit-user" name="user"><option value="">Anyone</option>${userOptions}</select></div>
   <div class="field"><label for="audit-action">Action</label><select id="audit-action" name="action"><option value="">Any action</option>${actionOptions}</select></div>
+  <div class="field"><label for="audit-column">Column served</label><select id="audit-column" name="column"><option value="">Any column</option>${columnOptions(view)}</select></div>
   <div class="field"><label for="audit-from">From (UTC)</label><input id="audit-from" name="from" type="date" value="${query.from}"></div>
   <div class="field"><label for="audit-to">To (UTC)</label><input id="audit-to" name="to" type="date" value="${query.to}"></div>
   <div class="button-row"><button type="submit" class="button button-primary">Filter</button> <a class="button button-quiet" href="${AUDIT_PAGE}">Clear</a></div>
 </form>`;
+}
+
+/**
+ * The Column filter's options: each column key of the organisation once, by its name; a key
+ * asked for that no cycle has now (its cycle removed, a link kept) is offered as it is, so
+ * the filter shows what it filters by.
+ */
+function columnOptions(view: AuditView): SafeHtml[] {
+  const names = new Map<string, string>();
+  for (const column of view.columns) if (!names.has(column.key)) names.set(column.key, column.name);
+  const chosen = view.query.column;
+  if (chosen !== '' && !names.has(chosen)) names.set(chosen, chosen);
+  return [...names].map(
+    ([key, name]) =>
+      html`<option value="${key}"${selected(key, chosen)}>${name === key ? key : `${name} (${key})`}</option>`,
+  );
+}
+
+/**
+ * An API path that may break after its slashes (`<wbr>`), and the Details column wide
+ * enough on a desktop (app.css) for a piece such as a cycle id: `compensationPlanning` is
+ * never split.
+ */
+function breakablePath(path: string): SafeHtml[] {
+  return path.split('/').map((part, index) => html`${index > 0 ? html`/<wbr>` : ''}${part}`);
 }
 
 function who(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml {
@@ -102,7 +134,8 @@ function detailText(value: unknown): string {
 function what(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml {
   if (entry.action === REQUEST_ACTION) {
     const failed = (entry.status ?? 0) >= 400;
-    return html`<code class="audit-path">${entry.method} ${entry.path}</code> <span class="badge ${failed ? 'badge-revoked' : 'badge-active'}">${entry.status}</span>${entry.employees ? html` <span class="muted">${entry.employees} employees</span>` : ''}`;
+    const served = entry.columnsServed ?? [];
+    return html`<code class="audit-path">${entry.method} ${breakablePath(entry.path ?? '')}</code> <span class="badge ${failed ? 'badge-revoked' : 'badge-active'}">${entry.status}</span>${entry.employees ? html` <span class="muted">${entry.employees} employees</span>` : ''}${served.length > 0 ? html`<span class="audit-detail">Columns served: ${served.map((key, index) => html`${index > 0 ? ', ' : ''}<code>${key}</code>`)}</span>` : ''}`;
   }
   // A key by its name, as the rest of the page shows keys.
   const key = entry.keyId === null ? undefined : keyNames.get(entry.keyId);

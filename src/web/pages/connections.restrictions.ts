@@ -1,52 +1,48 @@
 // Settings → Connections: what a key may read and until when (docs/api-keys.md, "Least
-// privilege"), the web form of `compplan keys create --cycles --hide-columns --expires-*`
-// and `keys roll`. The same service checks both; its one-line messages name the CLI's
-// options, which the form shows under its own labels.
+// privilege"), the web form of `compplan keys create --cycles --hide-columns
+// --hide-column-types --allow-unknown-columns --expires-* --allow-ips` and `keys roll`.
+// The form is read into a KeyForm first, which never fails: a refused form is shown again
+// from it with every choice as it was sent, and a key is made from it exactly as it was
+// shown (issue #44: a refused form that came back reset made a wider key). The same
+// service checks the form and the CLI; its one-line messages name the CLI's options, which
+// the form shows under its own labels.
 import type { FastifyRequest } from 'fastify';
+import { parseRange } from '../../address-ranges.js';
 import { KeyManagementError } from '../../api-keys/errors.js';
 import type { ApiKey } from '../../api-keys/repository.js';
-import { EXPIRING_SOON_MS, parseList } from '../../api-keys/restrictions.js';
-import type { NewKeyInput } from '../../api-keys/service.js';
+import { DEFAULT_GRACE, EXPIRING_SOON_MS, parseList } from '../../api-keys/restrictions.js';
+import { type ColumnGroup, columnChoicesOf, type NewKeyInput } from '../../api-keys/service.js';
+import { COLUMN_TYPES } from '../../columns/types.js';
 import type { Db } from '../../db/connect.js';
 import { html, type SafeHtml } from '../html.js';
 import { formField } from '../http.js';
 import { PAGES } from '../paths.js';
 
-/** What the generate form offers: the organisation's cycles and column keys in its data. */
+/** What the generate form offers: the organisation's cycles, and its columns by type. */
 export interface KeyChoices {
   cycles: { id: string; name: string }[];
-  columnKeys: string[];
+  columns: ColumnGroup[];
 }
 
-// Column keys are read from this many employees of the organisation (a page view must
-// not read a million rows); keys that appear only in others can still be typed.
-const COLUMN_KEY_SAMPLE = 1_000;
-
-export async function keyChoices(db: Db, organizationId: string): Promise<KeyChoices> {
+export async function keyChoices(
+  db: Db,
+  organization: { id: string; slug: string },
+): Promise<KeyChoices> {
   const cycles = await db
     .selectFrom('merit_cycles')
     .select(['id', 'name'])
-    .where('organization_id', '=', organizationId)
+    .where('organization_id', '=', organization.id)
     .orderBy('created_date', 'desc')
     .orderBy('id')
     .execute();
-  const sample = await db
-    .selectFrom('merit_cycle_employees')
-    .select('body')
-    .where('organization_id', '=', organizationId)
-    .limit(COLUMN_KEY_SAMPLE)
-    .execute();
-  const keys = new Set<string>();
-  for (const { body } of sample) {
-    for (const key of Object.keys((JSON.parse(body) as { columns: object }).columns)) {
-      keys.add(key);
-    }
-  }
-  return { cycles, columnKeys: [...keys].sort() };
+  return { cycles, columns: await columnChoicesOf(db, organization.slug) };
 }
 
-// One field name per cycle checkbox: the form parser keeps one value per name.
+// One field name per checkbox (the form parser keeps one value per name): the prefix and
+// what it chooses.
 const CYCLE_FIELD = 'cycle:';
+const COLUMN_FIELD = 'column:';
+const COLUMN_TYPE_FIELD = 'columnType:';
 
 export const EXPIRY_CHOICES = [
   ['', 'Never'],
@@ -67,32 +63,140 @@ export const GRACE_CHOICES = [
 export const CONTRADICTORY_SCOPE =
   'No API key was generated: merit cycles were ticked, but “Every merit cycle” was chosen. Choose “Only these” to restrict the key to the ticked cycles, or untick them.';
 
-/**
- * The restrictions a generate form asks for, as the key service takes them. Cycles ticked
- * under "every merit cycle" are refused, never ignored: whoever ticked them believes the
- * key restricted, and a key must never read more than its maker meant.
- */
-export function restrictionsOf(request: FastifyRequest): Omit<NewKeyInput, 'org' | 'name'> {
+/** The generate form as it was sent: every choice, as text and ticks, unchecked. */
+export interface KeyForm {
+  name: string;
+  /** `some`: only the ticked cycles; anything else: every cycle. */
+  scope: string;
+  cycles: string[];
+  /** Column keys ticked in the picker. */
+  columns: string[];
+  columnTypes: string[];
+  /** Column keys typed, comma-separated (columns of data still to come). */
+  otherColumns: string;
+  allowUnknownColumns: boolean;
+  expiresIn: string;
+  expiresAt: string;
+  allowIps: string;
+}
+
+export const EMPTY_KEY_FORM: KeyForm = {
+  name: '',
+  scope: 'all',
+  cycles: [],
+  columns: [],
+  columnTypes: [],
+  otherColumns: '',
+  allowUnknownColumns: false,
+  expiresIn: '',
+  expiresAt: '',
+  allowIps: '',
+};
+
+/** The generate form of a post, whatever it holds. */
+export function keyFormOf(request: FastifyRequest): KeyForm {
   const body = (request.body ?? {}) as Record<string, unknown>;
-  const scope = formField(request, 'scope');
-  const cycles = Object.keys(body)
-    .filter((name) => name.startsWith(CYCLE_FIELD) && body[name] === 'on')
-    .map((name) => name.slice(CYCLE_FIELD.length));
-  if (scope !== 'some' && cycles.length > 0) throw new KeyManagementError(CONTRADICTORY_SCOPE);
-  const hidden = formField(request, 'hideColumns').trim();
-  const expiresIn = formField(request, 'expiresIn');
-  const expiresAt = formField(request, 'expiresAt').trim();
-  const allowIps = formField(request, 'allowIps').trim();
+  const ticked = (prefix: string) =>
+    Object.keys(body)
+      .filter((name) => name.startsWith(prefix) && body[name] === 'on')
+      .map((name) => name.slice(prefix.length));
   return {
-    cycles: scope === 'some' ? cycles : undefined,
-    allowedAddresses: allowIps === '' ? undefined : parseList(allowIps, '--allow-ips'),
-    hiddenColumns: hidden === '' ? undefined : parseList(hidden, '--hide-columns'),
-    expiresIn: expiresIn === '' ? undefined : expiresIn,
-    expiresAt: expiresAt === '' ? undefined : expiresAt,
+    name: formField(request, 'name'),
+    scope: formField(request, 'scope') === 'some' ? 'some' : 'all',
+    cycles: ticked(CYCLE_FIELD),
+    columns: ticked(COLUMN_FIELD),
+    columnTypes: ticked(COLUMN_TYPE_FIELD),
+    otherColumns: formField(request, 'otherColumns'),
+    allowUnknownColumns: formField(request, 'allowUnknownColumns') === 'on',
+    expiresIn: formField(request, 'expiresIn'),
+    expiresAt: formField(request, 'expiresAt'),
+    allowIps: formField(request, 'allowIps'),
   };
 }
 
+// What the address field takes, said in every refusal of it (src/address-ranges.ts).
+const ACCEPTED_ADDRESSES =
+  'It takes single addresses, such as 127.0.0.1 or 2001:db8::1, and CIDR ranges, such as 10.20.0.0/24, separated by commas or new lines.';
+
+/** `10.20.0.*` as the CIDR range it means (`10.20.0.0/24`); undefined if it means none. */
+function rangeOfWildcard(text: string): string | undefined {
+  const parts = text.split('.');
+  const first = parts.indexOf('*');
+  if (parts.length !== 4 || first < 1 || parts.slice(first).some((part) => part !== '*')) {
+    return undefined;
+  }
+  const range = `${parts.map((part) => (part === '*' ? '0' : part)).join('.')}/${first * 8}`;
+  return parseRange(range) ? range : undefined;
+}
+
+/**
+ * The addresses typed, one a line or separated by commas; undefined for none. A wildcard
+ * or a semicolon, which other products take, is refused with what this field takes: read
+ * as written, `10.20.0.*; 127.0.0.1` is no address at all.
+ */
+export function addressesOf(text: string): string[] | undefined {
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.trim().replace(/,$/, ''))
+    .filter((line) => line.length > 0);
+  if (lines.length === 0) return undefined;
+  const problems: string[] = [];
+  const wildcard = lines
+    .flatMap((line) => line.split(/[,;\s]+/))
+    .find((item) => item.includes('*'));
+  if (wildcard !== undefined) {
+    const range = rangeOfWildcard(wildcard);
+    problems.push(
+      `“${wildcard}” has a wildcard (*), which this field does not take: write the range as ${range ?? 'a CIDR range'}${range ? ' (CIDR)' : ''}.`,
+    );
+  }
+  if (lines.some((line) => line.includes(';'))) {
+    problems.push('Separate addresses with commas or new lines, not semicolons.');
+  }
+  if (problems.length > 0) {
+    throw new KeyManagementError(`Allowed addresses: ${problems.join(' ')} ${ACCEPTED_ADDRESSES}`);
+  }
+  return parseList(lines.join(','), '--allow-ips');
+}
+
+/**
+ * The key a form asks for, as the key service takes it: exactly what the form showed.
+ * Cycles ticked under "every merit cycle" are refused, never ignored: whoever ticked them
+ * believes the key restricted, and a key must never read more than its maker meant.
+ */
+export function keyInputOf(form: KeyForm): Omit<NewKeyInput, 'org'> {
+  if (form.scope !== 'some' && form.cycles.length > 0) {
+    throw new KeyManagementError(CONTRADICTORY_SCOPE);
+  }
+  const typed =
+    form.otherColumns.trim() === '' ? [] : parseList(form.otherColumns, '--hide-columns');
+  // A column both ticked and typed is hidden once: either way it is hidden.
+  const hidden = [...new Set([...form.columns, ...typed])];
+  const expiresAt = form.expiresAt.trim();
+  return {
+    name: form.name,
+    cycles: form.scope === 'some' ? form.cycles : undefined,
+    hiddenColumns: hidden.length === 0 ? undefined : hidden,
+    allowUnknownColumns: form.allowUnknownColumns,
+    hiddenColumnTypes: form.columnTypes.length === 0 ? undefined : form.columnTypes,
+    expiresIn: form.expiresIn === '' ? undefined : form.expiresIn,
+    expiresAt: expiresAt === '' ? undefined : expiresAt,
+    allowedAddresses: addressesOf(form.allowIps),
+  };
+}
+
+// The service's words for the command line, in the form's: its labels for the options,
+// and the form's remedies where the CLI's name a flag. The longer options first.
 const FIELD_LABELS: [RegExp, string][] = [
+  [
+    /To hide a column of data still to come, add --allow-unknown-columns\./g,
+    'Tick the column under Hidden columns instead; or, to hide a column your data does not have yet, tick “Columns of data still to come”.',
+  ],
+  [
+    /or every column and part of a type with --hide-column-types (\w+)/g,
+    'or every column and part of a type by ticking $1 under “Hide whole types”',
+  ],
+  [/--hide-column-types/g, 'Hide whole types'],
   [/--cycles/g, 'Merit cycles'],
   [/--hide-columns/g, 'Hidden columns'],
   [/--expires-in/g, 'Expires'],
@@ -100,6 +204,7 @@ const FIELD_LABELS: [RegExp, string][] = [
   [/--grace/g, 'Grace period'],
   [/--allow-ips/g, 'Allowed addresses'],
   [/ \(leave it out for every cycle\)/g, ' (or choose every merit cycle)'],
+  [/ \(leave it out for any address\)/g, ' (or leave the field empty for any address)'],
 ];
 
 /** A key service message in the form's words. */
@@ -107,39 +212,136 @@ export function formMessage(message: string): string {
   return FIELD_LABELS.reduce((text, [option, label]) => text.replace(option, label), message);
 }
 
-/** The generate form's fields for what the key may read and until when. */
-export function restrictionFields(choices: KeyChoices): SafeHtml {
+/**
+ * A select's options with `chosen` selected; a value sent that is none of them (a post not
+ * made by this form) is offered as it was sent, so that the form never shows, and sends
+ * again, another choice than the one refused.
+ */
+function choiceOptions(
+  choices: readonly (readonly [string, string])[],
+  chosen: string,
+): SafeHtml[] {
+  const offered = choices.some(([value]) => value === chosen)
+    ? choices
+    : [...choices, [chosen, chosen] as const];
+  return offered.map(
+    ([value, label]) =>
+      html`<option value="${value}"${value === chosen ? html` selected` : ''}>${label}</option>`,
+  );
+}
+
+const checked = (on: boolean) => (on ? html` checked` : '');
+
+/** The column picker: the organisation's columns, a group a type, each by name and key. */
+function columnPicker(groups: readonly ColumnGroup[], picked: ReadonlySet<string>): SafeHtml {
+  if (groups.length === 0) {
+    return html`<p class="hint" id="hide-columns-hint">${'Your organisation has no data yet: type the keys of columns still to come below.'}</p>`;
+  }
+  const lists = groups.map(
+    (group) => html`<div class="column-group" role="group" aria-label="${group.type} columns">
+    <p class="column-type">${group.type}</p>
+    ${group.columns.map(
+      (column) =>
+        html`<label class="check"><input type="checkbox" name="${COLUMN_FIELD}${column.key}" value="on"${checked(picked.has(column.key))}> ${column.name} <code>${column.key}</code></label>`,
+    )}
+  </div>`,
+  );
+  return html`<div class="column-picker" id="hide-columns" role="group" aria-labelledby="hide-columns-label" aria-describedby="hide-columns-hint">${lists}</div>
+  <p class="hint" id="hide-columns-hint">Ticked columns are left out of every employee the key reads.</p>`;
+}
+
+/** The generate form's fields for what the key may read and until when, as `form` has them. */
+export function restrictionFields(choices: KeyChoices, form: KeyForm): SafeHtml {
+  const ticked = new Set(form.cycles);
   const boxes = choices.cycles.map(
     (cycle) =>
-      html`<label class="check"><input type="checkbox" name="${CYCLE_FIELD}${cycle.id}" value="on"> ${cycle.name}</label>`,
+      html`<label class="check"><input type="checkbox" name="${CYCLE_FIELD}${cycle.id}" value="on"${checked(ticked.has(cycle.id))}> ${cycle.name}</label>`,
   );
-  const options = EXPIRY_CHOICES.map(
-    ([value, label]) => html`<option value="${value}">${label}</option>`,
+  const options = choiceOptions(EXPIRY_CHOICES, form.expiresIn);
+  // A ticked column the organisation no longer has (its cycle removed meanwhile) stays
+  // chosen: among the typed keys, where it shows.
+  const offered = new Set(choices.columns.flatMap((group) => group.columns.map((c) => c.key)));
+  const others = [
+    form.otherColumns.trim(),
+    ...form.columns.filter((key) => !offered.has(key)),
+  ].filter((text) => text.length > 0);
+  const types = new Set(form.columnTypes);
+  const typeBoxes = COLUMN_TYPES.map(
+    (type) =>
+      html`<label class="check"><input type="checkbox" name="${COLUMN_TYPE_FIELD}${type}" value="on"${checked(types.has(type))}> ${type}</label>`,
   );
-  const seen = choices.columnKeys.map((key) => html`<code>${key}</code> `);
-  // A group, not a nested fieldset: the form's one fieldset is what disables it all.
+  const some = form.scope === 'some';
+  // Groups, not nested fieldsets: the form's one fieldset is what disables it all.
   return html`<div class="field choice-group" role="radiogroup" aria-labelledby="scope-label">
   <p class="group-label" id="scope-label">Merit cycles it reads</p>
-  <label class="check"><input type="radio" name="scope" value="all" checked data-clears="#scope-cycles"> Every merit cycle, also those added later</label>
-  <label class="check"><input type="radio" name="scope" value="some" id="scope-some"> Only these:</label>
+  <label class="check"><input type="radio" name="scope" value="all"${checked(!some)} data-clears="#scope-cycles"> Every merit cycle, also those added later</label>
+  <label class="check"><input type="radio" name="scope" value="some" id="scope-some"${checked(some)}> Only these:</label>
   <div class="check-list" role="group" aria-label="Merit cycles" id="scope-cycles" data-chooses="scope-some">${boxes}</div>
 </div>
-<div class="field">
-  <label for="hide-columns">Hidden columns</label>
-  <input id="hide-columns" name="hideColumns" type="text" placeholder="e.g. salary, bonus" aria-describedby="hide-columns-hint">
-  <p class="hint" id="hide-columns-hint">Column keys, separated by commas, left out of every employee the key reads.${choices.columnKeys.length > 0 ? html` Keys in your data: ${seen}` : ''}</p>
+<div class="field choice-group">
+  <p class="group-label" id="hide-columns-label">Hidden columns</p>
+  ${columnPicker(choices.columns, new Set(form.columns))}
+  <label for="other-columns" class="sub-label">Other column keys</label>
+  <input id="other-columns" name="otherColumns" type="text" value="${others.join(', ')}" aria-describedby="other-columns-hint">
+  <label class="check"><input type="checkbox" name="allowUnknownColumns" value="on"${checked(form.allowUnknownColumns)}> Columns of data still to come</label>
+  <p class="hint" id="other-columns-hint">Column keys, separated by commas. Tick “Columns of data still to come” for keys your data does not have yet; otherwise each must be one of your columns.</p>
+</div>
+<div class="field choice-group" role="group" aria-labelledby="column-types-label">
+  <p class="group-label" id="column-types-label">Hide whole types</p>
+  <div class="type-list">${typeBoxes}</div>
+  <p class="hint">Every column of a ticked type is left out, also columns added later and the parts of composite columns.</p>
 </div>
 <div class="field">
   <label for="expires-in">Expires</label>
   <select id="expires-in" name="expiresIn">${options}</select>
   <label for="expires-at" class="sub-label">or on a date (UTC)</label>
-  <input id="expires-at" name="expiresAt" type="date">
+  <input id="expires-at" name="expiresAt" type="date" value="${form.expiresAt}">
 </div>
 <div class="field">
   <label for="allow-ips">Allowed addresses</label>
-  <input id="allow-ips" name="allowIps" type="text" placeholder="e.g. 203.0.113.0/24, 2001:db8::/32" aria-describedby="allow-ips-hint">
-  <p class="hint" id="allow-ips-hint">IPv4 or IPv6 addresses or CIDR ranges, separated by commas: requests with the key from any other address are refused. Empty: any address.</p>
+  <textarea id="allow-ips" name="allowIps" rows="2" placeholder="e.g. 203.0.113.0/24, 2001:db8::/32" aria-describedby="allow-ips-hint">${form.allowIps}</textarea>
+  <p class="hint" id="allow-ips-hint">IPv4 or IPv6 addresses or CIDR ranges (such as 10.20.0.0/24), separated by commas or new lines: requests with the key from any other address are refused. Empty: any address.</p>
 </div>`;
+}
+
+/** What a key just generated or rolled reads, as the new-key box repeats it. */
+export interface NewKeyReads {
+  cycles: string[] | null;
+  hiddenColumns: string[];
+  hiddenColumnTypes: string[];
+  expiresAt: string | null;
+  allowedAddresses: string[] | null;
+}
+
+const codes = (items: readonly string[]) =>
+  items.map((item, index) => html`${index > 0 ? ', ' : ''}<code>${item}</code>`);
+
+/** The new-key box's account of what the key reads, until when and from where. */
+export function newKeyFacts(reads: NewKeyReads, cycleNames: ReadonlyMap<string, string>): SafeHtml {
+  const facts: [string, SafeHtml][] = [
+    [
+      'Merit cycles',
+      reads.cycles === null
+        ? html`Every merit cycle, also those added later`
+        : html`${reads.cycles.map((id, index) => html`${index > 0 ? ', ' : ''}${cycleNames.get(id) ?? id}`)}`,
+    ],
+    [
+      'Hidden columns',
+      reads.hiddenColumns.length === 0 ? html`None` : html`${codes(reads.hiddenColumns)}`,
+    ],
+    [
+      'Hidden types',
+      reads.hiddenColumnTypes.length === 0 ? html`None` : html`${codes(reads.hiddenColumnTypes)}`,
+    ],
+    ['Expires', reads.expiresAt === null ? html`Never` : shortTime(reads.expiresAt)],
+    [
+      'Allowed addresses',
+      reads.allowedAddresses === null ? html`Any address` : html`${codes(reads.allowedAddresses)}`,
+    ],
+  ];
+  return html`<dl class="new-key-facts" aria-label="What the new key reads">${facts.map(
+    ([term, detail]) => html`<div><dt>${term}</dt><dd>${detail}</dd></div>`,
+  )}</dl>`;
 }
 
 /**
@@ -200,12 +402,12 @@ function shortTime(iso: string): SafeHtml {
   return html`<time datetime="${iso}" title="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
 }
 
-/** The Roll page: a new secret for the key, the old one valid for a grace period. */
-export function rollForm(key: ApiKey, csrf: SafeHtml): SafeHtml {
-  const options = GRACE_CHOICES.map(
-    ([value, label]) =>
-      html`<option value="${value}"${value === '24h' ? html` selected` : ''}>${label}</option>`,
-  );
+/**
+ * The Roll page: a new secret for the key, the old one valid for a grace period (`grace`:
+ * the one chosen, when a refused roll shows the page again).
+ */
+export function rollForm(key: ApiKey, csrf: SafeHtml, grace: string = DEFAULT_GRACE): SafeHtml {
+  const options = choiceOptions(GRACE_CHOICES, grace);
   return html`<section class="panel" aria-labelledby="roll-title">
   <h2 id="roll-title">Roll “${key.name}”</h2>
   <p>A new secret for this key: the same name, merit cycles, hidden columns, expiry and allowed addresses. The new secret is shown once. Applications using the old secret keep working for the grace period, then get 401.</p>

@@ -16,10 +16,26 @@ import { findOrganizationById } from '../../tenancy/organizations.js';
 import type { Page } from '../context.js';
 import { formField, originOf, redirect, sendPage } from '../http.js';
 import { PAGES, RESENT, routeOf } from '../paths.js';
-import { formMessage, keyChoices, restrictionsOf } from './connections.restrictions.js';
+import {
+  formMessage,
+  type KeyForm,
+  keyChoices,
+  keyFormOf,
+  keyInputOf,
+  type NewKeyReads,
+} from './connections.restrictions.js';
 import { connectionsPage, type NewKeyView, revokePage, rollPage } from './connections.views.js';
 
 const CONNECTIONS = routeOf(PAGES.connections);
+
+/** What a key reads, until when and from where: what the new-key box repeats. */
+const readsOf = (key: NewKeyReads): NewKeyReads => ({
+  cycles: key.cycles,
+  hiddenColumns: key.hiddenColumns,
+  hiddenColumnTypes: key.hiddenColumnTypes,
+  expiresAt: key.expiresAt,
+  allowedAddresses: key.allowedAddresses,
+});
 
 export const connectionsPages: Page = (app, context) => {
   const { signedIn, signedInPost, view } = context;
@@ -29,13 +45,13 @@ export const connectionsPages: Page = (app, context) => {
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    extra: { created?: NewKeyView; error?: string; name?: string } = {},
+    extra: { created?: NewKeyView; error?: string; form?: KeyForm } = {},
   ) {
     const base = view(request);
     // Last-used times are batched in memory; write them first so the list is current.
     await app.apiKeys.flushLastUsed();
     const keys = await listOrganizationApiKeys(app.db, base.organization.slug);
-    const choices = await keyChoices(app.db, base.organization.id);
+    const choices = await keyChoices(app.db, base.organization);
     const query = (request.query ?? {}) as { revoked?: unknown; [RESENT]?: unknown };
     const revoked = keys.find((key) => key.id === query.revoked && key.revokedAt !== null);
     const resent = query[RESENT] !== undefined;
@@ -55,20 +71,23 @@ export const connectionsPages: Page = (app, context) => {
 
   app.post(`${CONNECTIONS}/keys`, signedInPost, async (request, reply) => {
     const { organization, user } = view(request);
-    const name = formField(request, 'name');
+    // Every choice as sent: a refusal shows the form again with all of them, so that
+    // fixing one field never makes a key wider than the form showed.
+    const form = keyFormOf(request);
     try {
       // The service refuses when the organisation does not allow generating keys: the
       // same rule for this page, a direct post and `compplan keys create`.
       const created = await createApiKey(
         app.db,
-        { org: organization.slug, name, ...restrictionsOf(request) },
+        { org: organization.slug, ...keyInputOf(form) },
         Date.now(),
         context.actorOf(request),
       );
       request.log.info({ keyId: created.id, userId: user.id }, 'API key generated');
       // POST/redirect/GET: reloading the page that shows the key cannot send the form
-      // again. The secret waits, sealed, for that one page (sessions/one-time-view.ts).
-      const shown: NewKeyView = { name: created.name, key: created.key };
+      // again. The secret waits, sealed, for that one page (sessions/one-time-view.ts),
+      // with what the key reads, which the new-key box repeats.
+      const shown: NewKeyView = { name: created.name, key: created.key, reads: readsOf(created) };
       await keepForOneView(app.db, context.sessionIdOf(request), shown);
       return redirect(reply, PAGES.connections);
     } catch (error) {
@@ -81,7 +100,7 @@ export const connectionsPages: Page = (app, context) => {
           error: 'No API key was generated: the organisation does not allow generating API keys.',
         });
       }
-      return renderConnections(request, reply, 422, { error: formMessage(error.message), name });
+      return renderConnections(request, reply, 422, { error: formMessage(error.message), form });
     }
   });
 
@@ -116,11 +135,12 @@ export const connectionsPages: Page = (app, context) => {
   app.post(`${CONNECTIONS}/keys/:id/roll`, signedInPost, async (request, reply) => {
     const key = await keyOfOrganization(request);
     if (!key) return context.notFound(reply);
+    const grace = formField(request, 'grace');
     try {
       const rolled = await rollApiKeyById(
         app.db,
         key.id,
-        formField(request, 'grace'),
+        grace,
         Date.now(),
         context.actorOf(request),
       );
@@ -130,12 +150,15 @@ export const connectionsPages: Page = (app, context) => {
         name: rolled.name,
         key: rolled.key,
         rolledUntil: rolled.previousSecretExpiresAt,
+        reads: readsOf(rolled),
       };
       await keepForOneView(app.db, context.sessionIdOf(request), shown);
       return redirect(reply, PAGES.connections);
     } catch (error) {
       if (!(error instanceof KeyManagementError)) throw error;
-      return renderConnections(request, reply, 422, { error: formMessage(error.message) });
+      // The roll page again, with the grace period chosen and why nothing was rolled.
+      const error_ = formMessage(error.message);
+      return sendPage(reply, 422, rollPage({ ...view(request), key, grace, error: error_ }));
     }
   });
 };

@@ -17,8 +17,12 @@ import {
 } from '../layout.js';
 import { PAGES } from '../paths.js';
 import {
+  EMPTY_KEY_FORM,
   type KeyChoices,
+  type KeyForm,
   lastUsedFrom,
+  type NewKeyReads,
+  newKeyFacts,
   restrictionCells,
   restrictionFields,
   rolledNotice,
@@ -33,6 +37,8 @@ export interface NewKeyView {
   name: string;
   key: string;
   rolledUntil?: string;
+  /** What the key reads, until when and from where, repeated under the secret. */
+  reads?: NewKeyReads;
 }
 
 export interface ConnectionsView extends Signed {
@@ -45,8 +51,9 @@ export interface ConnectionsView extends Signed {
   /** The form that led here had been sent before: nothing more was done. */
   resent?: boolean;
   error?: string | undefined;
-  name?: string | undefined;
-  /** The organisation's cycles and column keys, for the generate form. */
+  /** The generate form as it was sent, when it was refused: shown again as it was. */
+  form?: KeyForm | undefined;
+  /** The organisation's cycles and columns, for the generate form. */
   choices: KeyChoices;
 }
 
@@ -61,6 +68,8 @@ function generateBlockedReason(signed: Signed): SafeHtml | null {
 export function connectionsPage(view: ConnectionsView): string {
   const blocked = generateBlockedReason(view);
   const created = view.created;
+  const cycleNames = new Map(view.choices.cycles.map((cycle) => [cycle.id, cycle.name]));
+  const form = view.form ?? EMPTY_KEY_FORM;
   const newKey =
     created &&
     shownOncePanel({
@@ -69,11 +78,11 @@ export function connectionsPage(view: ConnectionsView): string {
       warning: html`<strong>Copy this key now.</strong> For your security it cannot be shown again: if you lose it, generate a new key and revoke this one.`,
       label: 'API key',
       secret: created.key,
-      after: html`<p class="hint">Send it in the <code>x-api-key</code> header. Try it:</p>
+      after: html`${created.reads && newKeyFacts(created.reads, cycleNames)}
+  <p class="hint">Send it in the <code>x-api-key</code> header. Try it:</p>
   ${copyableCode('try-new-key', `curl -H "x-api-key: ${created.key}" ${view.apiBase}/ping`)}`,
     });
 
-  const cycleNames = new Map(view.choices.cycles.map((cycle) => [cycle.id, cycle.name]));
   const now = Date.now();
   // Five columns, each value with what belongs to it under it (the prefix and creation
   // under the name, the address under the last use, the expiry under the status): a
@@ -108,10 +117,10 @@ ${newKey}
       <legend class="visually-hidden">New API key</legend>
       <div class="field">
         <label for="key-name">Key name</label>
-        <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX_LENGTH}" placeholder="e.g. Looker export" value="${view.name ?? ''}" aria-describedby="key-name-hint">
+        <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX_LENGTH}" placeholder="e.g. Looker export" value="${form.name}" aria-describedby="key-name-hint">
         <p class="hint" id="key-name-hint">What the key is for, so that you can tell keys apart later.</p>
       </div>
-      ${restrictionFields(view.choices)}
+      ${restrictionFields(view.choices, form)}
       <button type="submit" class="button button-primary">Generate API Key</button>
     </fieldset>
   </form>
@@ -157,11 +166,15 @@ export function revokePage(view: Signed & { key: ApiKey }): string {
   });
 }
 
-export function rollPage(view: Signed & { key: ApiKey }): string {
+/** The Roll page; after a refused roll, with why and the grace period chosen. */
+export function rollPage(
+  view: Signed & { key: ApiKey; grace?: string; error?: string | undefined },
+): string {
   return settingsLayout(
     view,
     'connections',
     'Roll API key',
-    rollForm(view.key, sessionFormFields(view.csrfToken)),
+    html`${view.error && alert('error', view.error)}
+${rollForm(view.key, sessionFormFields(view.csrfToken), view.grace)}`,
   );
 }
