@@ -150,20 +150,13 @@ export const dataPages: Page = (app, context) => {
   };
 
   app.get(routeOf(DATA_PAGE), signedIn, async (request, reply) => {
-    const shown = await takeOneView<ImportedView | CycleCreatedView>(
-      app.db,
-      context.sessionIdOf(request),
-    );
-    return render(
-      request,
-      reply,
-      200,
-      shown?.kind === 'imported'
-        ? { imported: shown }
-        : shown?.kind === 'cycle-created'
-          ? { cycleCreated: shown }
-          : {},
-    );
+    const sessionId = context.sessionIdOf(request);
+    const shown = await takeOneView<ImportedView | CycleCreatedView>(app.db, sessionId);
+    if (shown?.kind === 'imported') return render(request, reply, 200, { imported: shown });
+    if (shown?.kind === 'cycle-created') {
+      return render(request, reply, 200, { cycleCreated: shown });
+    }
+    return render(request, reply, 200);
   });
 
   // What the running upload of the organisation is doing (the page polls it).
