@@ -29,13 +29,16 @@ export interface StagedFile {
 
 type Options = LoadOptions & { organization: string; prune: boolean };
 
+/** A check's outcome; for CSV with what the file was read as. */
+export type CheckedFile = CheckedImport & { readAs?: readonly string[] };
+
 export function checkStagedFile(
   database: DatabaseHandle,
   file: StagedFile,
   options: Options,
   onRead: (bytes: number) => void,
-): Promise<CheckedImport> {
-  return loadStagedFile(database, file, options, onRead, {
+): Promise<CheckedFile> {
+  return loadStagedFile<CheckedFile>(database, file, options, onRead, {
     csv: checkEmployeesCsv,
     records: checkRecords,
   });

@@ -58,6 +58,8 @@ export interface StagedUpload {
   reading?: Partial<ReadingChoices>;
   size: number;
   checked: CheckedImport;
+  /** For CSV: what the check read the file as ("separator ';'", "dates DD/MM/YYYY", …). */
+  readAs?: readonly string[];
   /** Without pruning the import is refused (the reason), when pruning removes employees. */
   pruneRequired?: string;
   expiresAt: number;

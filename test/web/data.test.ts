@@ -1,7 +1,8 @@
 // Settings → Data in a real browser (headless Chromium): an owner checks a file (problems in
 // words for people; then what would change), imports it with its progress shown, prunes
 // with the box, is refused a file over 100 MB (made on disk as a stream, never held in
-// memory) and an upload while another runs; an administrator sees the page too. Each page
+// memory) and an upload while another runs; an administrator sees the page too; creates a
+// merit cycle; a spreadsheet's problems come grouped, the form as it was chosen. Each page
 // fits 390 px and 1280 px; screenshots at both widths go to test-results/screenshots/.
 import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -183,5 +184,82 @@ describe('Settings → Data in the browser', () => {
     } finally {
       stalled.abort();
     }
+  });
+
+  it('creates a merit cycle: a bad field said at its place, then the new cycle chosen for its spreadsheet', async () => {
+    await page.goto(`${server.url}/app/settings/data`);
+    await page.locator('#cycle-name').fill('2027 Annual Merit');
+    await page.locator('#cycle-startDate').fill('2027-01-01');
+    await page.locator('#cycle-endDate').fill('2027-03-31');
+    await page.locator('#cycle-status').selectOption('inactive');
+    await page.locator('#cycle-currency').fill('ZZZ');
+    await page.getByRole('button', { name: 'Create merit cycle' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.locator('#cycle-currency-error').textContent()).toBe(
+      '“ZZZ” is not a currency code: give the three-letter code, such as USD, EUR or GBP.',
+    );
+    expect(await page.locator('#cycle-name').inputValue()).toBe('2027 Annual Merit');
+    await page.locator('#new-cycle-title').scrollIntoViewIfNeeded();
+    await screenshots('09-new-cycle-refused');
+    await page.locator('#cycle-currency').fill('EUR');
+    await page.getByRole('button', { name: 'Create merit cycle' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.getByRole('status').first().textContent()).toBe(
+      'Merit cycle 2027 Annual Merit created. Load its employees: download its CSV template, fill it in, and upload it below (it is chosen already).',
+    );
+    expect(await page.locator('#format-csv').isChecked()).toBe(true);
+    expect(await page.locator('#upload-cycle option:checked').textContent()).toMatch(
+      /^2027 Annual Merit \(mc_/,
+    );
+    await screenshots('10-new-cycle-created');
+  });
+
+  it('a spreadsheet with problems: grouped, the whole list to download, and the form as it was chosen', async () => {
+    await page.goto(`${server.url}/app/settings/data`);
+    // The reading choices are shown for a CSV file only.
+    await page.locator('#format-data-set').check();
+    expect(await page.getByLabel('Dates').isVisible()).toBe(false);
+    await page.locator('#format-csv').check();
+    expect(await page.getByLabel('Dates').isVisible()).toBe(true);
+    const annual = await page
+      .locator('#upload-cycle option', { hasText: /^2026 Annual Merit/ })
+      .getAttribute('value');
+    await page.getByLabel('Merit cycle (for a CSV file)').selectOption(annual ?? '');
+    await page.getByLabel('Dates').selectOption('DD/MM/YYYY');
+    await page.getByLabel('Ignore columns the import does not know').check();
+    const rows = Array.from({ length: 12 }, (_, i) => `bad${i},A,B,USD,Eligible,x`);
+    const csv = `email,firstName,lastName,currencyCode,eligibilityStatus,Notes\n${rows.join('\n')}\n`;
+    await page
+      .getByLabel('File', { exact: true })
+      .setInputFiles({ name: 'people.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.getByRole('alert').textContent()).toBe(
+      'The file was not imported: it has 12 problems. Nothing was changed.',
+    );
+    expect(await page.locator('.read-as').textContent()).toBe(
+      `Read as: separator ',', encoding UTF-8, dates DD/MM/YYYY, amounts 1234.56, eligibilityStatus in any letter case, columns ignored: "Notes".`,
+    );
+    const group = page.locator('.problem-group').first();
+    expect((await group.locator('h3').textContent())?.replace(/\s+/g, ' ')).toBe(
+      'email: This is not an email address. (12 times)',
+    );
+    expect(await group.locator('.problem-examples li').allTextContents()).toEqual([
+      'row 2, email: "bad0"',
+      'row 3, email: "bad1"',
+      'row 4, email: "bad2"',
+      'row 5, email: "bad3"',
+      'row 6, email: "bad4"',
+    ]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download every problem (CSV)' }).first().click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('problems.csv');
+    // The form as it was chosen.
+    expect(await page.locator('#format-csv').isChecked()).toBe(true);
+    expect(await page.getByLabel('Dates').inputValue()).toBe('DD/MM/YYYY');
+    expect(await page.getByLabel('Ignore columns the import does not know').isChecked()).toBe(true);
+    await screenshots('11-sheet-problems');
   });
 });

@@ -1,7 +1,7 @@
 // Settings → Users in a real browser (headless Chromium): an owner adds a user and copies
 // the one-time password shown once, changes a role, resets a password and removes a user
-// after confirming; the last owner stays; an administrator sees no Users page. Each page
-// fits 390 px and 1280 px; screenshots at both widths go to test-results/screenshots/.
+// after confirming, each said with whose and what; the last owner stays; an administrator
+// sees no Users page. Each page fits 390 px and 1280 px, a long email too; screenshots at both widths go to test-results/screenshots/.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCredentials } from '../../src/users/repository.js';
@@ -70,7 +70,9 @@ describe('Settings → Users in the browser', () => {
       .getByRole('button', { name: 'Change the role of adam.admin@initech.example' })
       .click();
     await page.waitForLoadState('load');
-    expect(await page.getByRole('status').first().textContent()).toBe('Role changed.');
+    expect(await page.getByRole('status').first().textContent()).toBe(
+      'Role of adam.admin@initech.example changed to Owner.',
+    );
     expect(
       (await findCredentials(server.database.db, 'adam.admin@initech.example'))?.user.role,
     ).toBe('owner');
@@ -110,8 +112,28 @@ describe('Settings → Users in the browser', () => {
     await page.waitForLoadState('load');
     expect(await main()).toContain('Remove adam.admin@initech.example?');
     await submit('Remove user');
-    expect(await main()).toContain('User removed. Their sessions have ended.');
-    expect(await main()).not.toContain('adam.admin@initech.example');
+    expect(await page.getByRole('status').first().textContent()).toBe(
+      'adam.admin@initech.example removed. Their sessions have ended.',
+    );
+    expect(await page.locator('.user-list').textContent()).not.toContain(
+      'adam.admin@initech.example',
+    );
     await screenshots('04-removed');
+  });
+
+  it('a long email: the one-time password panel wraps it and fits a phone’s 390 px', async () => {
+    const email =
+      'christopher.alexander.montgomery-wellington.the-third@initech-international-holdings.example';
+    await page.getByLabel('Email').fill(email);
+    await submit('Add user');
+    expect(await main()).toContain(`One-time password for ${email}`);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 844 });
+      const widths = (await page.evaluate(
+        '[document.documentElement.scrollWidth, window.innerWidth]',
+      )) as [number, number];
+      expect(widths[0]).toBeLessThanOrEqual(widths[1]);
+    }
+    await screenshots('05-long-email');
   });
 });

@@ -207,7 +207,7 @@ describe('Settings → Data: upload, check, import', () => {
     );
     expect(csv.status).toBe(422);
     expect(textOf(csv.body)).toContain(
-      'email: This is not an email address. Write the employee’s email address, such as ada@example.com. row 3: "nope"',
+      'email : This is not an email address. (once) Write the employee’s email address, such as ada@example.com. More about this problem : This is not an email address. row 3, email: "nope"',
     );
     expect(stagedFiles()).toEqual([]);
   });

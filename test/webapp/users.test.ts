@@ -84,13 +84,17 @@ describe('Settings → Users', () => {
     expect(await findCredentials(server.database.db, 'not-an-email')).toBeUndefined();
   });
 
-  it('changes a role; the changed user sees it at their next page', async () => {
+  it('changes a role, said once with whose and which; the changed user sees it at their next page', async () => {
     const { client, id } = await signedIn('promoted@initech.example', 'admin');
     expect((await client.get(USERS)).status).toBe(403);
     const changed = await postForm(owner, `${USERS}/${id}/role`, { role: 'owner' });
     expect(changed.status).toBe(303);
-    expect(changed.location).toBe(`${USERS}?done=role`);
-    expect(textOf((await owner.get(changed.location ?? '')).body)).toContain('Role changed.');
+    expect(changed.location).toBe(USERS);
+    const page = await owner.get(USERS);
+    expect(/<div class="notice notice-success"[^>]*>([^<]*)</.exec(page.body)?.[1]).toBe(
+      'Role of promoted@initech.example changed to Owner.',
+    );
+    expect(textOf((await owner.get(USERS)).body)).not.toContain('changed to Owner');
     expect((await client.get(USERS)).status).toBe(200);
   });
 
@@ -117,7 +121,10 @@ describe('Settings → Users', () => {
     expect(textOf(confirm.body)).toContain('Remove leaver@initech.example?');
     const removed = await postForm(owner, `${USERS}/${id}/remove`, {}, `${USERS}/${id}/remove`);
     expect(removed.status).toBe(303);
-    expect(removed.location).toBe(`${USERS}?done=removed`);
+    expect(removed.location).toBe(USERS);
+    expect(textOf((await owner.get(USERS)).body)).toContain(
+      'leaver@initech.example removed. Their sessions have ended.',
+    );
     expect((await client.get('/app/settings/connections')).location).toBe('/app/sign-in');
     expect(
       (await new WebClient(server.url).signIn('leaver@initech.example', PASSWORD)).status,

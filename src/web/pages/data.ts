@@ -1,16 +1,22 @@
 // Settings → Data (owners and administrators; docs/web-app.md): the organisation's merit
-// cycles with their status, employee count and last import; and loading a file — CSV (one
+// cycles with their status, employee count, last import and CSV template; creating a merit
+// cycle (through the import, so it is recorded as one); and loading a file — CSV (one
 // cycle's employees), JSON or NDJSON — in two steps through the import `compplan import`
 // runs: a check that writes nothing (the import, rolled back), then the Import of exactly
-// the checked file, refused if the organisation's data changed in between.
+// the checked file, refused if the organisation's data changed in between. The form keeps
+// its choices after a check or a refusal; a file that is not what was chosen says what it
+// looks like, read from its content.
+import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
 import { listCycleOverviews } from '../../import/cycle-imports.js';
+import { cycleTemplate } from '../../import/cycle-template.js';
 import { ImportError } from '../../import/errors.js';
-import { type CheckedImport, StaleCheckError } from '../../import/load.js';
+import { contentKindOf } from '../../import/file-kind.js';
+import { importDataSet, StaleCheckError } from '../../import/load.js';
 import { problemsForPeople } from '../../import/problems-for-people.js';
 import { SheetProblemsError } from '../../import/sheet-problems.js';
 import {
@@ -19,7 +25,12 @@ import {
   ENCODINGS,
   type ReadingChoices,
 } from '../../import/sheet-reading.js';
-import { checkStagedFile, importStagedFile, type StagedFile } from '../../import/staged-file.js';
+import {
+  type CheckedFile,
+  checkStagedFile,
+  importStagedFile,
+  type StagedFile,
+} from '../../import/staged-file.js';
 import { UploadTooSlowError, watchPace } from '../../import/upload-pace.js';
 import {
   removeFile,
@@ -32,12 +43,15 @@ import { keepForOneView, takeOneView } from '../../sessions/one-time-view.js';
 import type { Page, Signed } from '../context.js';
 import { formField, redirect, sendPage } from '../http.js';
 import { PAGES, RESENT, routeOf } from '../paths.js';
+import { newCycleOfForm } from './data.cycles.js';
 import {
   busyMessage,
+  type CycleCreatedView,
   type DataPageView,
   dataPage,
   type ImportedView,
   tooLargeMessage,
+  type UploadChoices,
 } from './data.views.js';
 
 const DATA_PAGE = PAGES.data;
@@ -51,9 +65,23 @@ class Refusal extends Error {
     readonly status: number,
     message: string,
     readonly problems: string[] = [],
+    /** More for the page: a spreadsheet's grouped problems, the choice to make instead. */
+    readonly shown: Partial<DataPageView> = {},
   ) {
     super(message);
   }
+}
+
+const CSV_CHOICE = "One merit cycle's employees, as CSV";
+const DATA_SET_CHOICE = 'A data set: the organisation and its merit cycles';
+
+/** A file that is not what the form says it holds, said in what it looks like. */
+function kindMismatch(chosen: UploadChoices, looks: 'csv' | 'data-set'): Refusal {
+  const message =
+    looks === 'csv'
+      ? `This file looks like a CSV file (a spreadsheet saved as CSV). Choose '${CSV_CHOICE}' and the cycle to load it into. Nothing was changed.`
+      : `This file looks like a data set in JSON or NDJSON (it starts with { or [), not a CSV file. Choose '${DATA_SET_CHOICE}' to load it. Nothing was changed.`;
+  return new Refusal(422, message, [], { choices: { ...chosen, format: looks } });
 }
 
 /** The form's reading choices for a CSV file (sheet-reading.ts); absent: the defaults. */
@@ -106,17 +134,29 @@ export const dataPages: Page = (app, context) => {
     );
   }
 
-  const refused = (request: FastifyRequest, reply: FastifyReply, refusal: Refusal) => {
+  const refused = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    refusal: Refusal,
+    choices?: UploadChoices,
+  ) => {
     if ([408, 409, 413].includes(refusal.status)) reply.header('connection', 'close');
     return render(request, reply, refusal.status, {
       error: refusal.message,
       problems: refusal.problems,
+      choices,
+      ...refusal.shown,
     });
   };
 
   app.get(routeOf(DATA_PAGE), signedIn, async (request, reply) => {
-    const imported = await takeOneView<ImportedView>(app.db, context.sessionIdOf(request));
-    return render(request, reply, 200, imported?.kind === 'imported' ? { imported } : {});
+    const sessionId = context.sessionIdOf(request);
+    const shown = await takeOneView<ImportedView | CycleCreatedView>(app.db, sessionId);
+    if (shown?.kind === 'imported') return render(request, reply, 200, { imported: shown });
+    if (shown?.kind === 'cycle-created') {
+      return render(request, reply, 200, { cycleCreated: shown });
+    }
+    return render(request, reply, 200);
   });
 
   // What the running upload of the organisation is doing (the page polls it).
@@ -134,6 +174,8 @@ export const dataPages: Page = (app, context) => {
   app.post(`${routeOf(DATA_PAGE)}/check`, byProgress, async (request, reply) => {
     const signed = view(request);
     const length = Number(request.headers['content-length'] ?? Number.NaN);
+    // The form's choices, once read: shown again whatever the outcome.
+    const form: { choices?: UploadChoices } = {};
     try {
       if (length > UPLOAD_MAX_BYTES + ENVELOPE_BYTES) throw new Refusal(413, tooLargeMessage());
       if (!request.isMultipart()) throw new Refusal(400, 'Choose a file to upload.');
@@ -143,8 +185,12 @@ export const dataPages: Page = (app, context) => {
         by: signed.user.email,
       };
       const token = await staging.exclusive(signed.organization.id, start, async (progress) => {
-        const upload = await receive(request, progress);
+        const upload = await receive(request, progress, form);
         try {
+          const looks = await contentKindOf(upload.file.path);
+          if (looks !== undefined && looks !== upload.file.format) {
+            throw kindMismatch(form.choices ?? {}, looks);
+          }
           progress.phase = 'checking';
           progress.total = upload.size;
           progress.done = 0;
@@ -166,9 +212,10 @@ export const dataPages: Page = (app, context) => {
       return redirect(reply, `${DATA_PAGE}?check=${encodeURIComponent(token)}`);
     } catch (error) {
       if (error instanceof UploadBusyError) {
-        return refused(request, reply, new Refusal(409, busyMessage(signed, error.running)));
+        const refusal = new Refusal(409, busyMessage(signed, error.running));
+        return refused(request, reply, refusal, form.choices);
       }
-      if (error instanceof Refusal) return refused(request, reply, error);
+      if (error instanceof Refusal) return refused(request, reply, error, form.choices);
       throw error;
     }
   });
@@ -180,7 +227,11 @@ export const dataPages: Page = (app, context) => {
   }
 
   /** The upload's form fields, then its file, streamed to the staging area. */
-  async function receive(request: FastifyRequest, progress: { done: number }): Promise<Received> {
+  async function receive(
+    request: FastifyRequest,
+    progress: { done: number },
+    form: { choices?: UploadChoices },
+  ): Promise<Received> {
     const part = await request.file({
       limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 12, fieldSize: 1024, parts: 14 },
     });
@@ -197,6 +248,7 @@ export const dataPages: Page = (app, context) => {
     const format: UploadFormat | undefined =
       field('format') === 'csv' ? 'csv' : field('format') === 'data-set' ? 'data-set' : undefined;
     const cycleId = field('cycle');
+    form.choices = { format, cycleId, reading: readingOfForm(field) };
     if (!format || (format === 'csv' && cycleId === '')) {
       part.file.resume();
       throw new Refusal(
@@ -269,7 +321,7 @@ export const dataPages: Page = (app, context) => {
       organization: signed.organization.slug,
       changeRetentionDays,
     };
-    let checked: CheckedImport;
+    let checked: CheckedFile;
     try {
       checked = await app.database.withOwnConnection((database) =>
         checkStagedFile(database, upload.file, { ...base, prune: true }, onRead),
@@ -285,7 +337,8 @@ export const dataPages: Page = (app, context) => {
         );
       } catch (error) {
         const refusal = await refusalOf(error, upload.file);
-        pruneRequired = refusal.problems[0] ?? refusal.message;
+        pruneRequired =
+          refusal.shown.sheet?.groups[0]?.problem ?? refusal.problems[0] ?? refusal.message;
       }
     }
     await staging.keep({
@@ -299,6 +352,7 @@ export const dataPages: Page = (app, context) => {
       ...(upload.file.reading !== undefined && { reading: upload.file.reading }),
       size: upload.size,
       checked,
+      ...(checked.readAs !== undefined && { readAs: checked.readAs }),
       ...(pruneRequired !== undefined && { pruneRequired }),
     });
     return upload.token;
@@ -306,8 +360,15 @@ export const dataPages: Page = (app, context) => {
 
   async function refusalOf(error: unknown, file: StagedFile, userId?: string): Promise<Refusal> {
     // A spreadsheet's whole list of problems, to download as CSV (`problems.csv`).
-    if (error instanceof SheetProblemsError && userId !== undefined) {
-      staging.keepProblems(userId, error.csv());
+    if (error instanceof SheetProblemsError) {
+      if (userId !== undefined) staging.keepProblems(userId, error.csv());
+      const count = error.sheetTotal;
+      return new Refusal(
+        422,
+        `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`,
+        [],
+        { sheet: { groups: error.groups, readAs: error.readAs, total: count } },
+      );
     }
     if (error instanceof ImportError) {
       const problems = await problemsForPeople(error, file);
@@ -344,9 +405,18 @@ export const dataPages: Page = (app, context) => {
       });
     }
     const prune = formField(request, 'prune') === 'on';
+    // The checked file's choices, for the form shown again.
+    const choices: UploadChoices = {
+      format: upload.format,
+      cycleId: upload.cycleId,
+      reading: upload.reading,
+    };
     if (upload.pruneRequired && !prune) {
       return render(request, reply, 422, {
         error: `Without removing the employees the file no longer lists, the import is refused: ${upload.pruneRequired}`,
+        checked: upload,
+        prune,
+        choices,
       });
     }
     try {
@@ -378,11 +448,93 @@ export const dataPages: Page = (app, context) => {
       return redirect(reply, DATA_PAGE);
     } catch (error) {
       if (error instanceof UploadBusyError) {
-        return refused(request, reply, new Refusal(409, busyMessage(signed, error.running)));
+        const shown = { checked: upload, prune };
+        return refused(
+          request,
+          reply,
+          new Refusal(409, busyMessage(signed, error.running), [], shown),
+        );
       }
       // The data changed, or the import failed: the checked file is of no more use.
       await staging.discard(upload.token);
-      return refused(request, reply, await refusalOf(error, upload));
+      return refused(request, reply, await refusalOf(error, upload), choices);
     }
+  });
+
+  // A cycle's CSV template: the header its CSV import reads and one example row.
+  app.get(`${routeOf(DATA_PAGE)}/cycles/:id/template.csv`, signedIn, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const template = await cycleTemplate(app.db, view(request).organization.id, id);
+    if (!template) return context.notFound(reply);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="template-${id}.csv"`)
+      .send(template.csv);
+  });
+
+  // A new merit cycle, created by the import (recorded in the audit log as an import of
+  // the user): the organisation as it is and the one cycle, without employees.
+  app.post(`${routeOf(DATA_PAGE)}/cycles`, signedInPost, async (request, reply) => {
+    const signed = view(request);
+    const cycles = await listCycleOverviews(app.db, signed.organization.id);
+    const read = newCycleOfForm(
+      (name) => formField(request, name),
+      cycles.map((cycle) => cycle.name),
+    );
+    if ('form' in read) {
+      return render(request, reply, 422, {
+        error: 'The merit cycle was not created: see what to change at its fields below.',
+        newCycle: read.form,
+      });
+    }
+    const { cycle } = read;
+    const id = `mc_${randomUUID()}`;
+    const dataSet = {
+      organization: { slug: signed.organization.slug, name: signed.organization.name },
+      meritCycles: [
+        {
+          id,
+          name: cycle.name,
+          status: cycle.status,
+          startDate: `${cycle.startDate}T00:00:00.000Z`,
+          endDate: `${cycle.endDate}T00:00:00.000Z`,
+          currency: cycle.currency,
+        },
+      ],
+    };
+    try {
+      const start = { phase: 'importing' as const, total: null, by: signed.user.email };
+      await staging.exclusive(signed.organization.id, start, () =>
+        app.database.withOwnConnection((database) =>
+          importDataSet(database, dataSet, {
+            organization: signed.organization.slug,
+            actor: context.actorOf(request),
+            changeRetentionDays,
+          }),
+        ),
+      );
+    } catch (error) {
+      const newCycle = { values: { ...cycle }, errors: {} };
+      if (error instanceof UploadBusyError) {
+        reply.header('connection', 'close');
+        return render(request, reply, 409, {
+          error: busyMessage(signed, error.running),
+          newCycle,
+        });
+      }
+      if (error instanceof ImportError || error instanceof ManagementError) {
+        request.log.info({ err: error }, 'merit cycle refused by the import');
+        return render(request, reply, 422, {
+          error: 'The merit cycle was not created: the import refused it. Nothing was changed.',
+          newCycle,
+        });
+      }
+      throw error;
+    }
+    request.log.info({ userId: signed.user.id, meritCycleId: id }, 'merit cycle created');
+    const created: CycleCreatedView = { kind: 'cycle-created', id, name: cycle.name };
+    await keepForOneView(app.db, context.sessionIdOf(request), created);
+    return redirect(reply, DATA_PAGE);
   });
 };

@@ -20,9 +20,11 @@ import { forbiddenPage } from '../layout.js';
 import { PAGES, RESENT, routeOf } from '../paths.js';
 import {
   confirmUserPage,
-  DONE,
+  type DoneView,
   type OneTimePasswordView,
+  roleChanged,
   type UsersView,
+  userRemoved,
   usersPage,
 } from './users.views.js';
 
@@ -55,14 +57,9 @@ export const usersPages: Page = (app, context) => {
     const base = view(request);
     const users = await listOrganizationUsers(app.db, base.organization.slug);
     const query = (request.query ?? {}) as Record<string, unknown>;
-    const done = typeof query.done === 'string' ? DONE[query.done] : undefined;
     const signInUrl = `${originOf(request)}/app/sign-in`;
     const resent = query[RESENT] !== undefined;
-    return sendPage(
-      reply,
-      status,
-      usersPage({ ...base, users, signInUrl, done, resent, ...extra }),
-    );
+    return sendPage(reply, status, usersPage({ ...base, users, signInUrl, resent, ...extra }));
   }
 
   /** Shows a one-time password once: kept for the next view of the page, which it redirects to. */
@@ -75,6 +72,13 @@ export const usersPages: Page = (app, context) => {
       kind: 'one-time-password',
       ...shown,
     } satisfies OneTimePasswordView);
+    return redirect(reply, USERS_PAGE);
+  }
+
+  /** Says once, on the page the post redirects to, whom the change was of and what it was. */
+  async function showDone(request: FastifyRequest, reply: FastifyReply, message: string) {
+    const done: DoneView = { kind: 'done', message };
+    await keepForOneView(app.db, context.sessionIdOf(request), done);
     return redirect(reply, USERS_PAGE);
   }
 
@@ -101,8 +105,20 @@ export const usersPages: Page = (app, context) => {
 
   app.get(routeOf(USERS_PAGE), signedIn, async (request, reply) => {
     if (!(await owner(request, reply))) return reply;
-    const shown = await takeOneView<OneTimePasswordView>(app.db, context.sessionIdOf(request));
-    return render(request, reply, 200, shown?.kind === 'one-time-password' ? { shown } : {});
+    const shown = await takeOneView<OneTimePasswordView | DoneView>(
+      app.db,
+      context.sessionIdOf(request),
+    );
+    return render(
+      request,
+      reply,
+      200,
+      shown?.kind === 'one-time-password'
+        ? { shown }
+        : shown?.kind === 'done'
+          ? { done: shown.message }
+          : {},
+    );
   });
 
   app.post(routeOf(USERS_PAGE), signedInPost, async (request, reply) => {
@@ -146,7 +162,7 @@ export const usersPages: Page = (app, context) => {
         context.actorOf(request),
       );
       request.log.info({ targetUserId: user.id, userId: signed.user.id, role }, 'role changed');
-      return redirect(reply, `${USERS_PAGE}?done=role`);
+      return showDone(request, reply, roleChanged(user.email, role));
     });
   });
 
@@ -169,7 +185,7 @@ export const usersPages: Page = (app, context) => {
       await removeUser(app.db, signed.organization.slug, { id: user.id }, context.actorOf(request));
       request.log.info({ targetUserId: user.id, userId: signed.user.id }, 'user removed');
       // Whoever removed themselves has no session left: the next page is sign-in.
-      return redirect(reply, `${USERS_PAGE}?done=removed`);
+      return showDone(request, reply, userRemoved(user.email));
     });
   });
 

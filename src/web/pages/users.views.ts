@@ -1,6 +1,6 @@
 // Settings → Users: the list with each user's role form, the add form, a one-time password
 // shown once, and the remove and reset confirmations (pages/users.ts).
-import { ROLES, type User } from '../../users/repository.js';
+import { ROLES, type Role, type User } from '../../users/repository.js';
 import type { Signed } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
 import {
@@ -26,6 +26,16 @@ export interface OneTimePasswordView {
   reset: boolean;
 }
 
+/** What the page says once after a role was changed or a user removed: whom and what. */
+export interface DoneView {
+  kind: 'done';
+  message: string;
+}
+
+export const roleChanged = (email: string, role: Role) =>
+  `Role of ${email} changed to ${ROLE_NAMES[role]}.`;
+export const userRemoved = (email: string) => `${email} removed. Their sessions have ended.`;
+
 export interface UsersView extends Signed {
   users: User[];
   signInUrl: string;
@@ -35,11 +45,6 @@ export interface UsersView extends Signed {
   error?: string | undefined;
   email?: string | undefined;
 }
-
-export const DONE: Record<string, string> = {
-  role: 'Role changed.',
-  removed: 'User removed. Their sessions have ended.',
-};
 
 function oneTimePasswordPanel(shown: OneTimePasswordView, signInUrl: string): SafeHtml {
   return shownOncePanel({
