@@ -4,7 +4,6 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { SDK_CYCLE, SDK_ORG, sdkDataSet, sdkEmployee } from '../client/fixtures.js';
 import { dumpDatabase, freshCopiesOf, runCli, type TempDatabase } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { importDataSet } from '../helpers/set-up.js';
 
 const HEADER =
   'id,email,firstName,lastName,preferredName,currencyCode.code,currencyCode.value,eligibilityStatus,columns.department,columns.employee.fullName,columns.employee.jobLevel,columns.employee.jobTitle,columns.other';
