@@ -147,6 +147,22 @@ const KINDS = {
       'Leave the cell as the export wrote it, or empty; give a new column a column of its own (columns.KEY).',
     ),
   },
+  'merged-cells': {
+    problem: said('Cells of the first row are merged into one.'),
+    whatToDo: said(
+      'Unmerge the cells of the first row and give each column its own name, as the format lists them.',
+    ),
+  },
+  formula: {
+    problem: said('This cell holds a formula whose result was not saved with the workbook.'),
+    whatToDo: said(
+      'Open the workbook in Excel or LibreOffice, let it calculate, and save it again; or copy the cells and paste them as values.',
+    ),
+  },
+  'cell-error': {
+    problem: said('This cell holds an error (such as #N/A or #DIV/0!), not a value.'),
+    whatToDo: said('Correct the formula or write the value in the cell.'),
+  },
   file: {
     problem: said('The file cannot be read as a spreadsheet of employees.'),
     whatToDo: said('See the problem’s words; the help page explains the format.'),

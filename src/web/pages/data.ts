@@ -259,6 +259,8 @@ export const dataPages: Page = (app, context) => {
         format,
         cycleId: format === 'csv' ? cycleId : undefined,
         reading: format === 'csv' ? readingOfForm(field) : undefined,
+        // An Excel workbook's sheet (the engine tells a workbook by its content).
+        sheet: format === 'csv' && field('sheet').trim() !== '' ? field('sheet').trim() : undefined,
       },
     };
   }
@@ -297,6 +299,7 @@ export const dataPages: Page = (app, context) => {
       format: upload.file.format,
       ...(upload.file.cycleId !== undefined && { cycleId: upload.file.cycleId }),
       ...(upload.file.reading !== undefined && { reading: upload.file.reading }),
+      ...(upload.file.sheet !== undefined && { sheet: upload.file.sheet }),
       size: upload.size,
       checked,
       ...(pruneRequired !== undefined && { pruneRequired }),
