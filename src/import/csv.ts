@@ -171,20 +171,13 @@ export function employeesFromCsv(
   cycle: CsvCycle,
   readAs: ReadAs = new ReadAs(readingChoices()),
 ): { employees: EmployeeInput[]; source: CsvSource } {
-  const { choices } = readAs;
   // Counted in characters here (the file was read as at most CSV_MAX_BYTES bytes).
   if (text.length > CSV_MAX_BYTES) throw csvTooLarge();
   // Nothing but white space (and a byte order mark, which trim() takes too) is empty.
   if (text.trim() === '') {
     throw fileProblem('the file is empty: it needs a header row and one row per employee');
   }
-  const refuse = (problems: SheetProblem[]) =>
-    new SheetProblemsError(
-      problems.slice(0, MAX_SHEET_PROBLEMS),
-      choices,
-      readAs.words(),
-      problems.length,
-    );
+  const refuse = (problems: SheetProblem[]) => refusal(problems, readAs);
   const separator = separatorOf(text);
   if (separator === undefined) {
     const firstLine = text.split(/\r\n|\n|\r/, 1)[0] ?? '';
@@ -200,6 +193,15 @@ export function employeesFromCsv(
   }
   return employeesFromRows(records, cycle, readAs, [], separator);
 }
+
+/** The file refused with every problem found (at most MAX_SHEET_PROBLEMS kept). */
+const refusal = (problems: SheetProblem[], readAs: ReadAs) =>
+  new SheetProblemsError(
+    problems.slice(0, MAX_SHEET_PROBLEMS),
+    readAs.choices,
+    readAs.words(),
+    problems.length,
+  );
 
 /** A row of a spreadsheet: its number (the header is row 1) and its cells as text. */
 export interface SheetRow {
@@ -221,13 +223,7 @@ export function employeesFromRows(
   separator?: Separator,
 ): { employees: EmployeeInput[]; source: CsvSource } {
   const { choices } = readAs;
-  const refuse = (problems: SheetProblem[]) =>
-    new SheetProblemsError(
-      problems.slice(0, MAX_SHEET_PROBLEMS),
-      choices,
-      readAs.words(),
-      problems.length,
-    );
+  const refuse = (problems: SheetProblem[]) => refusal(problems, readAs);
   const [headerRecord, ...rows] = records;
   if (!headerRecord) {
     throw fileProblem('the file is empty: it needs a header row and one row per employee');

@@ -114,7 +114,7 @@ function zipOf(entries: { name: string; data: Buffer; size?: number; deflate?: b
 
 const CONTENT_TYPES = { name: '[Content_Types].xml', data: Buffer.from('<Types/>') };
 
-describe('compplan import FILE.xlsx: workbooks as they come', () => {
+describe('compplan import FILE.xlsx: workbooks as they come', { timeout: 120_000 }, () => {
   let db: TempDatabase;
   const importXlsx = (content: Buffer, flags: string[] = []) => {
     const file = `${db.dir}/employees.xlsx`;
@@ -170,6 +170,24 @@ describe('compplan import FILE.xlsx: workbooks as they come', () => {
         hire: column('Hire Date', 'date', '2022-02-02'),
         pay: column('Base Pay', 'currency', { EUR: '12.5' }),
       },
+    });
+  });
+
+  it('a workbook on standard input (-) is told by its content and read the same', async () => {
+    const result = await runCli(['import', '-', '--org', 'sheets', '--cycle', CYCLE], {
+      env: db.env,
+      input: readFileSync(WORKBOOK),
+      timeoutMs: 60_000,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('employees:    3 created, 0 updated, 0 unchanged, 0 removed');
+    // Columns the cycle does not know are new text columns: a cell's value as text.
+    expect(stored()['grace@sheets.example']).toEqual({
+      city: column('City', 'text', 'Arlington'),
+      hire: column('Hire Date', 'date', '1999-12-31'),
+      manager: column('Manager', 'text', 'false'),
+      pay: column('Base Pay', 'currency', { EUR: '123456.78' }),
+      ratio: column('Ratio', 'text', '1.05'),
     });
   });
 

@@ -86,7 +86,9 @@ const FROM_JSON = {
   meritCycles: [cycle(JSON_CYCLE, [FIRST, ...WORKBOOK_EMPLOYEES])],
 } as DataSetInput;
 
-describe('compplan import FILE.xlsx: a workbook written by LibreOffice', () => {
+describe('compplan import FILE.xlsx: a workbook written by LibreOffice', {
+  timeout: 120_000,
+}, () => {
   let server: TestServer;
 
   beforeAll(async () => {
