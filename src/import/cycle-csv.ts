@@ -80,7 +80,7 @@ async function loadCsv<T>(
   if (isWorkbook(bytes)) {
     // Typed cells: of the reading choices only whether unknown columns are ignored applies.
     const { ignoreUnknownColumns } = readingChoices(reading);
-    readAs = new ReadAs(readingChoices({ ignoreUnknownColumns }));
+    readAs = new ReadAs(readingChoices({ ignoreUnknownColumns, typedCells: true }));
     // exceljs is loaded only for a workbook (a command's start stays quick).
     const { employeesFromXlsx } = await import('./xlsx.js');
     read = await employeesFromXlsx(bytes, sheetCycle, readAs);

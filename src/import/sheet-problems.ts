@@ -93,19 +93,34 @@ const KINDS = {
     ),
   },
   date: {
-    problem: (choices) => `This is not a date written as ${choices.dates}.`,
+    problem: (choices) =>
+      choices.typedCells
+        ? 'This is neither a date cell nor a date written as YYYY-MM-DD.'
+        : `This is not a date written as ${choices.dates}.`,
     whatToDo: (choices) =>
-      `Write the date as ${choices.dates} (for example ${dateExample(choices)}), or choose how the file writes dates.`,
+      choices.typedCells
+        ? 'Make the cell a date (format it as a date), or write the date as YYYY-MM-DD (for example 2025-03-15).'
+        : `Write the date as ${choices.dates} (for example ${dateExample(choices)}), or choose how the file writes dates.`,
   },
   amount: {
-    problem: (choices) => `This is not an amount written as ${choices.amounts}.`,
+    problem: (choices) =>
+      choices.typedCells
+        ? 'This is neither a number cell nor an amount written as 1234.56.'
+        : `This is not an amount written as ${choices.amounts}.`,
     whatToDo: (choices) =>
-      `Write the amount as digits, as ${choices.amounts} (no currency sign), or choose how the file writes amounts.`,
+      choices.typedCells
+        ? 'Make the cell a number, or write the amount as digits, as 1234.56 (no currency sign).'
+        : `Write the amount as digits, as ${choices.amounts} (no currency sign), or choose how the file writes amounts.`,
   },
   number: {
-    problem: (choices) => `This is not a number written as ${choices.amounts}.`,
+    problem: (choices) =>
+      choices.typedCells
+        ? 'This is neither a number cell nor a number written as 1234.56.'
+        : `This is not a number written as ${choices.amounts}.`,
     whatToDo: (choices) =>
-      `Write the number as digits, as ${choices.amounts}, or choose how the file writes numbers.`,
+      choices.typedCells
+        ? 'Make the cell a number, or write the number as digits, as 1234.56.'
+        : `Write the number as digits, as ${choices.amounts}, or choose how the file writes numbers.`,
   },
   boolean: {
     problem: said('This is not a yes or no.'),

@@ -23,6 +23,8 @@ export interface ReadingChoices {
   encoding: Encoding;
   /** Columns the format does not know are left out instead of refused. */
   ignoreUnknownColumns: boolean;
+  /** An Excel workbook's typed cells: no writing of dates or amounts is chosen (xlsx.ts). */
+  typedCells?: boolean;
 }
 
 export const DEFAULT_CHOICES: Readonly<ReadingChoices> = Object.freeze({

@@ -223,12 +223,14 @@ describe('compplan import FILE.xlsx: workbooks as they come', { timeout: 120_000
           row('ada@sheets.example', { formula: 'TODAY()' }),
           row('bob@sheets.example', undefined, { error: '#DIV/0!' }),
           row('cy@sheets.example', undefined, { formula: '1+1', result: 2 }),
+          // Text in a date column: read as YYYY-MM-DD only.
+          row('di@sheets.example', '15/03/2025'),
         ],
         merge: 'F1:G1',
       },
     ]);
     await refused(book, [
-      `4 problems (each explained at /app/help/import). Read as: Excel workbook, sheet "Employees", cells as typed (date cells as dates, number cells as numbers).`,
+      `5 problems (each explained at /app/help/import). Read as: Excel workbook, sheet "Employees", cells as typed (date cells as dates, number cells as numbers).`,
       '(column G): This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
       '  row 1: "(column G)"',
       'Cells of the first row are merged into one. Unmerge the cells of the first row and give each column its own name, as the format lists them.',
@@ -237,6 +239,8 @@ describe('compplan import FILE.xlsx: workbooks as they come', { timeout: 120_000
       '  row 2: "=TODAY()"',
       '(column G): This cell holds an error (such as #N/A or #DIV/0!), not a value. Correct the formula or write the value in the cell.',
       '  row 3: "#DIV/0!"',
+      'columns.hire: This is neither a date cell nor a date written as YYYY-MM-DD. Make the cell a date (format it as a date), or write the date as YYYY-MM-DD (for example 2025-03-15).',
+      '  row 5: "15/03/2025"',
     ]);
   });
 
