@@ -55,12 +55,8 @@ const SYNTAX: Record<string, string> = {
   CSV_QUOTE_NOT_CLOSED: 'a quoted field is never closed',
 };
 
-interface CsvRecord {
-  /** The line of the file the record starts on (the header is line 1). */
-  line: number;
-  /** null for an empty field; a quoted empty field ("") is the empty string. */
-  fields: (string | null)[];
-}
+/** A CSV record: the line of the file it starts on (the header is line 1), its fields. */
+type CsvRecord = SheetRow;
 
 /** A quote where none may be: the line of the record and what (SYNTAX's words). */
 class CsvSyntax extends Error {
@@ -175,20 +171,13 @@ export function employeesFromCsv(
   cycle: CsvCycle,
   readAs: ReadAs = new ReadAs(readingChoices()),
 ): { employees: EmployeeInput[]; source: CsvSource } {
-  const { choices } = readAs;
   // Counted in characters here (the file was read as at most CSV_MAX_BYTES bytes).
   if (text.length > CSV_MAX_BYTES) throw csvTooLarge();
   // Nothing but white space (and a byte order mark, which trim() takes too) is empty.
   if (text.trim() === '') {
     throw fileProblem('the file is empty: it needs a header row and one row per employee');
   }
-  const refuse = (problems: SheetProblem[]) =>
-    new SheetProblemsError(
-      problems.slice(0, MAX_SHEET_PROBLEMS),
-      choices,
-      readAs.words(),
-      problems.length,
-    );
+  const refuse = (problems: SheetProblem[]) => refusal(problems, readAs);
   const separator = separatorOf(text);
   if (separator === undefined) {
     const firstLine = text.split(/\r\n|\n|\r/, 1)[0] ?? '';
@@ -202,12 +191,45 @@ export function employeesFromCsv(
     if (!(error instanceof CsvSyntax)) throw error;
     throw refuse([{ kind: 'quotes', row: error.line, detail: `${capital(error.what)}.` }]);
   }
+  return employeesFromRows(records, cycle, readAs, [], separator);
+}
+
+/** The file refused with every problem found (at most MAX_SHEET_PROBLEMS kept). */
+const refusal = (problems: SheetProblem[], readAs: ReadAs) =>
+  new SheetProblemsError(
+    problems.slice(0, MAX_SHEET_PROBLEMS),
+    readAs.choices,
+    readAs.words(),
+    problems.length,
+  );
+
+/** A row of a spreadsheet: its number (the header is row 1) and its cells as text. */
+export interface SheetRow {
+  line: number;
+  /** null for an empty cell; an empty string only where the file says so (CSV's ""). */
+  fields: (string | null)[];
+}
+
+/**
+ * The employees of a spreadsheet's rows (a CSV file's, a workbook sheet's): the first row
+ * is the header. `earlier`: the problems already found in the cells (a workbook's
+ * formulas); `separator`: a CSV file's, to tell a row that uses another.
+ */
+export function employeesFromRows(
+  records: readonly SheetRow[],
+  cycle: CsvCycle,
+  readAs: ReadAs,
+  earlier: readonly SheetProblem[] = [],
+  separator?: Separator,
+): { employees: EmployeeInput[]; source: CsvSource } {
+  const { choices } = readAs;
+  const refuse = (problems: SheetProblem[]) => refusal(problems, readAs);
   const [headerRecord, ...rows] = records;
   if (!headerRecord) {
     throw fileProblem('the file is empty: it needs a header row and one row per employee');
   }
   const header = headerRecord.fields.map((name) => (name ?? '').trim());
-  const problems = headerProblems(header, readAs);
+  const problems = [...headerProblems(header, readAs), ...earlier];
   const known = new Map(cycle.columns.map((column) => [column.key, column]));
   const schema = employeeSchema(cycle.currency);
 
@@ -216,7 +238,8 @@ export function employeesFromCsv(
   const cells: (string | null)[][] = [];
   for (const { line, fields } of rows) {
     if (fields.length !== header.length) {
-      const mixed = header.length > 1 && otherSeparatorIn(fields, separator);
+      const mixed =
+        separator !== undefined && header.length > 1 && otherSeparatorIn(fields, separator);
       problems.push(
         mixed
           ? { kind: 'mixed-separators', row: line, value: fields.join(separator) }

@@ -1,5 +1,5 @@
-// A merit cycle's employees from CSV (`compplan import FILE.csv --org SLUG --cycle ID`, and
-// a CSV file uploaded under Settings → Data), loaded as the JSON import loads a data set
+// A merit cycle's employees from CSV or an Excel workbook (`compplan import FILE.csv --org
+// SLUG --cycle ID`, FILE.xlsx the same, and such a file uploaded under Settings → Data), loaded as the JSON import loads a data set
 // (same validation, one transaction), or checked (the same, rolled back).
 import { readColumnSchema } from '../columns/repository.js';
 import type { DatabaseHandle } from '../db/connect.js';
@@ -19,6 +19,13 @@ import {
 } from './load.js';
 import type { DataSetInput } from './schema.js';
 import { ReadAs, type ReadingChoices, readingChoices } from './sheet-reading.js';
+import type { WorkbookInput } from './workbook-kind.js';
+
+/** A CSV file's bytes (or text already decoded), or an Excel workbook and its sheet. */
+export type SheetInput = Uint8Array | string | WorkbookInput;
+
+const isWorkbook = (input: SheetInput): input is WorkbookInput =>
+  typeof input === 'object' && !(input instanceof Uint8Array);
 
 /** The organisation or the cycle a CSV file is for does not exist. */
 export class CsvTargetError extends ManagementError {
@@ -39,7 +46,7 @@ export type CheckedCsv = CheckedImport & { readAs: string[] };
 /** Loads a CSV file (its bytes, or text already decoded) into the cycle's employees. */
 export async function importEmployeesCsv(
   database: DatabaseHandle,
-  bytes: Uint8Array | string,
+  bytes: SheetInput,
   options: CsvOptions,
 ): Promise<ImportSummary> {
   return (await loadCsv(database, bytes, options, importDataSet)).loaded;
@@ -48,7 +55,7 @@ export async function importEmployeesCsv(
 /** Checks a CSV file as importEmployeesCsv would import it: nothing is written. */
 export async function checkEmployeesCsv(
   database: DatabaseHandle,
-  bytes: Uint8Array | string,
+  bytes: SheetInput,
   options: CsvOptions,
 ): Promise<CheckedCsv> {
   const { loaded, readAs } = await loadCsv(database, bytes, options, checkDataSet);
@@ -57,7 +64,7 @@ export async function checkEmployeesCsv(
 
 async function loadCsv<T>(
   database: DatabaseHandle,
-  bytes: Uint8Array | string,
+  bytes: SheetInput,
   { org, cycle: cycleId, reading, ...options }: CsvOptions,
   load: (database: DatabaseHandle, dataSet: unknown, options: LoadOptions) => Promise<T>,
 ): Promise<{ loaded: T; readAs: ReadAs }> {
@@ -67,13 +74,21 @@ async function loadCsv<T>(
   if (!cycle) throw new CsvTargetError(`no merit cycle ${cycleId} in organisation "${org}"`);
   // Cells are read by the cycle's column schema: the type and name of each known column.
   const columns = await readColumnSchema(database.db, cycle.id);
-  const readAs = new ReadAs(readingChoices(reading));
-  const text = csvText(bytes, readAs);
-  const { employees, source } = employeesFromCsv(
-    text,
-    { columns, currency: cycle.currency },
-    readAs,
-  );
+  const sheetCycle = { columns, currency: cycle.currency };
+  let readAs: ReadAs;
+  let read: ReturnType<typeof employeesFromCsv>;
+  if (isWorkbook(bytes)) {
+    // Typed cells: of the reading choices only whether unknown columns are ignored applies.
+    const { ignoreUnknownColumns } = readingChoices(reading);
+    readAs = new ReadAs(readingChoices({ ignoreUnknownColumns, typedCells: true }));
+    // exceljs is loaded only for a workbook (a command's start stays quick).
+    const { employeesFromXlsx } = await import('./xlsx.js');
+    read = await employeesFromXlsx(bytes, sheetCycle, readAs);
+  } else {
+    readAs = new ReadAs(readingChoices(reading));
+    read = employeesFromCsv(csvText(bytes, readAs), sheetCycle, readAs);
+  }
+  const { employees, source } = read;
   // The organisation and the cycle as stored: only the employees come from the file.
   const dataSet: DataSetInput = {
     organization: { slug: organization.slug, name: organization.name },

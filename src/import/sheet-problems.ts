@@ -93,19 +93,34 @@ const KINDS = {
     ),
   },
   date: {
-    problem: (choices) => `This is not a date written as ${choices.dates}.`,
+    problem: (choices) =>
+      choices.typedCells
+        ? 'This is neither a date cell nor a date written as YYYY-MM-DD.'
+        : `This is not a date written as ${choices.dates}.`,
     whatToDo: (choices) =>
-      `Write the date as ${choices.dates} (for example ${dateExample(choices)}), or choose how the file writes dates.`,
+      choices.typedCells
+        ? 'Make the cell a date (format it as a date), or write the date as YYYY-MM-DD (for example 2025-03-15).'
+        : `Write the date as ${choices.dates} (for example ${dateExample(choices)}), or choose how the file writes dates.`,
   },
   amount: {
-    problem: (choices) => `This is not an amount written as ${choices.amounts}.`,
+    problem: (choices) =>
+      choices.typedCells
+        ? 'This is neither a number cell nor an amount written as 1234.56.'
+        : `This is not an amount written as ${choices.amounts}.`,
     whatToDo: (choices) =>
-      `Write the amount as digits, as ${choices.amounts} (no currency sign), or choose how the file writes amounts.`,
+      choices.typedCells
+        ? 'Make the cell a number, or write the amount as digits, as 1234.56 (no currency sign).'
+        : `Write the amount as digits, as ${choices.amounts} (no currency sign), or choose how the file writes amounts.`,
   },
   number: {
-    problem: (choices) => `This is not a number written as ${choices.amounts}.`,
+    problem: (choices) =>
+      choices.typedCells
+        ? 'This is neither a number cell nor a number written as 1234.56.'
+        : `This is not a number written as ${choices.amounts}.`,
     whatToDo: (choices) =>
-      `Write the number as digits, as ${choices.amounts}, or choose how the file writes numbers.`,
+      choices.typedCells
+        ? 'Make the cell a number, or write the number as digits, as 1234.56.'
+        : `Write the number as digits, as ${choices.amounts}, or choose how the file writes numbers.`,
   },
   boolean: {
     problem: said('This is not a yes or no.'),
@@ -146,6 +161,22 @@ const KINDS = {
     whatToDo: said(
       'Leave the cell as the export wrote it, or empty; give a new column a column of its own (columns.KEY).',
     ),
+  },
+  'merged-cells': {
+    problem: said('Cells of the first row are merged into one.'),
+    whatToDo: said(
+      'Unmerge the cells of the first row and give each column its own name, as the format lists them.',
+    ),
+  },
+  formula: {
+    problem: said('This cell holds a formula whose result was not saved with the workbook.'),
+    whatToDo: said(
+      'Open the workbook in Excel or LibreOffice, let it calculate, and save it again; or copy the cells and paste them as values.',
+    ),
+  },
+  'cell-error': {
+    problem: said('This cell holds an error (such as #N/A or #DIV/0!), not a value.'),
+    whatToDo: said('Correct the formula or write the value in the cell.'),
   },
   file: {
     problem: said('The file cannot be read as a spreadsheet of employees.'),

@@ -23,6 +23,8 @@ export interface ReadingChoices {
   encoding: Encoding;
   /** Columns the format does not know are left out instead of refused. */
   ignoreUnknownColumns: boolean;
+  /** An Excel workbook's typed cells: no writing of dates or amounts is chosen (xlsx.ts). */
+  typedCells?: boolean;
 }
 
 export const DEFAULT_CHOICES: Readonly<ReadingChoices> = Object.freeze({
@@ -49,16 +51,28 @@ export class ReadAs {
   /** Enumerations met in another letter case (`Eligible`). */
   readonly enumerations = new Set<string>();
   readonly ignored: string[] = [];
+  /** An Excel workbook's sheet, read with its typed cells (xlsx.ts): its name. */
+  workbook: string | undefined;
 
   constructor(readonly choices: ReadingChoices) {}
 
   words(): string[] {
     const separator = { ',': "','", ';': "';'", '\t': 'tab' }[this.separator];
+    // A workbook's cells are read as typed: no separator, encoding or writing applies.
+    const how =
+      this.workbook !== undefined
+        ? [
+            `Excel workbook, sheet ${JSON.stringify(this.workbook)}`,
+            'cells as typed (date cells as dates, number cells as numbers)',
+          ]
+        : [
+            `separator ${separator}`,
+            `encoding ${this.choices.encoding === 'utf-8' ? 'UTF-8' : 'Windows-1252'}${this.bom ? ' (with a byte order mark)' : ''}`,
+            `dates ${this.choices.dates}`,
+            `amounts ${this.choices.amounts}`,
+          ];
     return [
-      `separator ${separator}`,
-      `encoding ${this.choices.encoding === 'utf-8' ? 'UTF-8' : 'Windows-1252'}${this.bom ? ' (with a byte order mark)' : ''}`,
-      `dates ${this.choices.dates}`,
-      `amounts ${this.choices.amounts}`,
+      ...how,
       ...(this.booleans.size > 0 ? [`booleans ${[...this.booleans].join(', ')}`] : []),
       ...(this.enumerations.size > 0
         ? [`${[...this.enumerations].join(', ')} in any letter case`]

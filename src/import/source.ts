@@ -8,6 +8,7 @@ import { fileProblem, type ImportError, inMiB, printable, whereIn } from './erro
 import { isOrganizationLine, ndjsonRecords } from './ndjson.js';
 import { type ImportRecord, isObject, recordsOfDataSet } from './records.js';
 import { decodeStrictly, withoutBom } from './utf8.js';
+import { type WorkbookInput, workbookKindOf, XLSX_MAX_BYTES } from './workbook-kind.js';
 
 // Chunks of 64 KiB (about 130 employees): large enough that reading costs little, small
 // enough that an NDJSON import holds little text at a time.
@@ -81,6 +82,40 @@ async function bytesOfWhole(
 /** The bytes of a CSV file (or standard input for `-`), whole: at most CSV_MAX_BYTES. */
 export async function readCsvBytes(file: string): Promise<Buffer> {
   return bytesOfWhole(readableOf(await openSource(file)), CSV_MAX_BYTES, csvTooLarge);
+}
+
+/**
+ * A spreadsheet file of one cycle's employees (or standard input for `-`): an Excel
+ * workbook, told by its first bytes (or its name, .xlsx), is read where it is (standard
+ * input: whole, at most XLSX_MAX_BYTES); a CSV file whole, at most CSV_MAX_BYTES.
+ */
+export async function readSheetSource(
+  file: string,
+  sheet?: string,
+): Promise<Buffer | WorkbookInput> {
+  const source = await openSource(file);
+  const chunks = readableOf(source)[Symbol.asyncIterator]();
+  const first = await chunks.next();
+  const head: Buffer = first.done ? Buffer.alloc(0) : first.value;
+  const workbook = workbookKindOf(head) !== undefined || /\.xlsx$/i.test(file);
+  if (workbook && source !== 'stdin') {
+    await chunks.return?.();
+    await source.close();
+    return { workbook: file, sheet };
+  }
+  const rest = (async function* () {
+    yield head;
+    yield* { [Symbol.asyncIterator]: () => chunks };
+  })();
+  if (workbook) {
+    const whole = await bytesOfWhole(rest, XLSX_MAX_BYTES, () =>
+      fileProblem(
+        `the file is larger than ${inMiB(XLSX_MAX_BYTES)}, the limit for an Excel workbook; give a larger data set as NDJSON`,
+      ),
+    );
+    return { workbook: whole, sheet };
+  }
+  return bytesOfWhole(rest, CSV_MAX_BYTES, csvTooLarge);
 }
 
 /** The text of a CSV file (or standard input for `-`), whole: at most CSV_MAX_BYTES. */

@@ -1,9 +1,11 @@
 // A file uploaded in the web application (uploads.ts), checked or imported by the same
-// loader as `compplan import` (load.ts, cycle-csv.ts): CSV read whole within its limit,
+// loader as `compplan import` (load.ts, cycle-csv.ts): CSV read whole within its limit, an
+// Excel workbook (told by its content) by xlsx.ts,
 // JSON or NDJSON as the command reads them (source.ts) — in the server's own thread, where
 // the command line reads them in a worker thread, so the rules, limits and messages are
 // the same. `onRead` is told how many bytes have been read, for the page's progress.
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { DatabaseHandle } from '../db/connect.js';
 import { checkEmployeesCsv, importEmployeesCsv } from './cycle-csv.js';
 import {
@@ -17,6 +19,7 @@ import type { ImportRecord } from './records.js';
 import type { ReadingChoices } from './sheet-reading.js';
 import { readCsvBytes, recordsOfStream } from './source.js';
 import type { UploadFormat } from './uploads.js';
+import { headOfFile, workbookKindOf } from './workbook-kind.js';
 
 export interface StagedFile {
   path: string;
@@ -25,6 +28,8 @@ export interface StagedFile {
   cycleId?: string | undefined;
   /** For CSV: how the file writes dates, amounts, its encoding (sheet-reading.ts). */
   reading?: Partial<ReadingChoices> | undefined;
+  /** For an Excel workbook: the sheet to read (absent: the first visible one). */
+  sheet?: string | undefined;
 }
 
 type Options = LoadOptions & { organization: string; prune: boolean };
@@ -73,8 +78,13 @@ async function loadStagedFile<T>(
   },
 ): Promise<T> {
   if (file.format === 'csv') {
-    const bytes = await readCsvBytes(file.path);
-    onRead(bytes.length);
+    // An Excel workbook (told by its first bytes, or its name) is read where it is staged.
+    const workbook =
+      workbookKindOf(await headOfFile(file.path)) !== undefined || /\.xlsx$/i.test(file.name);
+    const bytes = workbook
+      ? { workbook: file.path, sheet: file.sheet }
+      : await readCsvBytes(file.path);
+    onRead(bytes instanceof Uint8Array ? bytes.length : (await stat(file.path)).size);
     return load.csv(database, bytes, {
       ...options,
       org: options.organization,

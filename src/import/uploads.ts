@@ -56,6 +56,8 @@ export interface StagedUpload {
   cycleId?: string;
   /** For CSV: how the file writes dates and amounts, its encoding (sheet-reading.ts). */
   reading?: Partial<ReadingChoices>;
+  /** For an Excel workbook: the sheet read (absent: the first visible one). */
+  sheet?: string;
   size: number;
   checked: CheckedImport;
   /** For CSV: what the check read the file as ("separator ';'", "dates DD/MM/YYYY", …). */

@@ -32,7 +32,7 @@ export interface RunOptions {
   /** Added to (and overriding) a clean environment; `undefined` removes a variable. */
   env?: Record<string, string | undefined>;
   /** Written to standard input, which is then closed. Without it stdin is closed at once. */
-  input?: string;
+  input?: string | Uint8Array;
   timeoutMs?: number;
 }
 

@@ -4,6 +4,7 @@
 // come grouped with their count, column, first rows and what to do, with the whole list
 // to download; a cycle's CSV template downloads (for the signed-in organisation's cycles
 // only); a merit cycle is created from the page, each bad field said in plain words.
+import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';
@@ -18,6 +19,7 @@ import {
 } from '../helpers/web-client.js';
 
 const DATA = '/app/settings/data';
+const WORKBOOK = new URL('../fixtures/xlsx/employees.xlsx', import.meta.url);
 const FIRST = 'mc_0a1b2c3d-0000-4000-8000-000000000001';
 const SECOND = 'mc_0a1b2c3d-0000-4000-8000-000000000002';
 const GLOBEX = 'mc_0a1b2c3d-0000-4000-8000-000000000003';
@@ -106,7 +108,7 @@ describe('Settings → Data: what a person sees', () => {
 
   async function check(
     client: WebClient,
-    file: { name: string; content: string },
+    file: { name: string; content: string | Uint8Array },
     fields: Record<string, string>,
   ) {
     const _csrf = await client.csrfToken(DATA);
@@ -209,7 +211,7 @@ describe('Settings → Data: what a person sees', () => {
       { format: 'data-set' },
     );
     expect(/<div class="notice notice-error" role="alert">([^<]*)</.exec(asDataSet.body)?.[1]).toBe(
-      'This file looks like a CSV file (a spreadsheet saved as CSV). Choose &#39;One merit cycle&#39;s employees, as CSV&#39; and the cycle to load it into. Nothing was changed.',
+      'This file looks like a CSV file (a spreadsheet saved as CSV). Choose &#39;One merit cycle&#39;s employees, as CSV or an Excel workbook&#39; and the cycle to load it into. Nothing was changed.',
     );
     const asCsv = await check(
       owner,
@@ -217,9 +219,18 @@ describe('Settings → Data: what a person sees', () => {
       { format: 'csv', cycle: FIRST },
     );
     expect(textOf(asCsv.body)).toContain(
-      "This file looks like a data set in JSON or NDJSON (it starts with { or [), not a CSV file. Choose 'A data set: the organisation and its merit cycles' to load it. Nothing was changed.",
+      "This file looks like a data set in JSON or NDJSON (it starts with { or [), not a spreadsheet. Choose 'A data set: the organisation and its merit cycles' to load it. Nothing was changed.",
     );
     expect(asCsv.body).not.toContain('not valid JSON');
+    // An Excel workbook (LibreOffice's, test/fixtures/xlsx) chosen as a data set.
+    const workbook = await check(
+      owner,
+      { name: 'employees.xlsx', content: readFileSync(WORKBOOK) },
+      { format: 'data-set' },
+    );
+    expect(/<div class="notice notice-error" role="alert">([^<]*)</.exec(workbook.body)?.[1]).toBe(
+      'This file looks like an Excel workbook. Choose &#39;One merit cycle&#39;s employees, as CSV or an Excel workbook&#39; and the cycle to load it into. Nothing was changed.',
+    );
   });
 
   it('a spreadsheet’s problems come grouped: count, column, the first rows as written, what to do, its help, and the whole list as CSV', async () => {

@@ -14,11 +14,14 @@ import { configFromEnvironment, withDatabase } from '../context.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
 import { interruptible, unlessAborted } from '../interruption.js';
 
-/** A CSV file (or standard input) whole: it lists one cycle, so it is small (4 MiB at most). */
-async function readSource(file: string): Promise<Buffer> {
-  const { readCsvBytes, SourceError } = await import('../../import/source.js');
+/**
+ * A CSV file (or standard input) whole: it lists one cycle, so it is small (4 MiB at most);
+ * an Excel workbook is read where it is (src/import/xlsx.ts).
+ */
+async function readSource(file: string, sheet: string | undefined) {
+  const { readSheetSource, SourceError } = await import('../../import/source.js');
   try {
-    return await readCsvBytes(file);
+    return await readSheetSource(file, sheet);
   } catch (error) {
     if (error instanceof SourceError) throw new CliError(`Cannot read ${file}: ${error.message}`);
     throw error;
@@ -43,7 +46,7 @@ export function registerImport(program: Command): void {
   program
     .command('import')
     .description(
-      "Load a data set (JSON or NDJSON), or a merit cycle's employees (CSV, with --org and --cycle); all or nothing. See docs/import-format.md",
+      "Load a data set (JSON or NDJSON), or a merit cycle's employees (CSV or an Excel workbook, with --org and --cycle); all or nothing. See docs/import-format.md",
     )
     .argument('<file>', 'the data set file, or - for standard input')
     .option('--org <slug>', 'CSV: the organisation of the merit cycle')
@@ -67,6 +70,10 @@ export function registerImport(program: Command): void {
         .choices(ENCODINGS)
         .default('utf-8'),
     )
+    .option(
+      '--sheet <name>',
+      'Excel workbook (.xlsx): the sheet to read (default: the first visible sheet)',
+    )
     .option('--ignore-unknown-columns', 'CSV: leave out columns the format does not know')
     .option('--problems <file.csv>', "CSV: write the file's problems, every one, to this CSV file")
     .action((file: string, options: ImportOptions) =>
@@ -87,6 +94,7 @@ interface ImportOptions {
   encoding: Encoding;
   ignoreUnknownColumns?: boolean;
   problems?: string;
+  sheet?: string;
 }
 
 async function runImport(file: string, options: ImportOptions, signal: AbortSignal): Promise<void> {
@@ -94,11 +102,7 @@ async function runImport(file: string, options: ImportOptions, signal: AbortSign
   // Fails at once, before the input is read, for a database that cannot be written or is
   // locked by another writer; and never commits once interrupted.
   const databaseOptions = { undoCreation: true, checkWritable: true, signal };
-  if (
-    options.org !== undefined ||
-    options.cycle !== undefined ||
-    file.toLowerCase().endsWith('.csv')
-  ) {
+  if (options.org !== undefined || options.cycle !== undefined || /\.(csv|xlsx)$/i.test(file)) {
     const { org, cycle } = options;
     // A data set names its organisation and cycles itself: flags beside one are a mistake,
     // which reading the file as CSV would only report as a confusing CSV problem.
@@ -111,7 +115,13 @@ async function runImport(file: string, options: ImportOptions, signal: AbortSign
     if (!org || !cycle) {
       throw new CliError('a CSV import needs --org SLUG and --cycle ID', EXIT_USAGE);
     }
-    const bytes = await unlessAborted(readSource(file), signal);
+    const bytes = await unlessAborted(readSource(file, options.sheet), signal);
+    if (options.sheet !== undefined && bytes instanceof Uint8Array) {
+      throw new CliError(
+        `--sheet is for an Excel workbook (.xlsx); ${file} is read as CSV`,
+        EXIT_USAGE,
+      );
+    }
     const { importEmployeesCsv } = await import('../../import/cycle-csv.js');
     const { SheetProblemsError } = await import('../../import/sheet-problems.js');
     let summary: ImportSummary;

@@ -15,7 +15,7 @@ import { ManagementError } from '../../errors.js';
 import { listCycleOverviews } from '../../import/cycle-imports.js';
 import { cycleTemplate } from '../../import/cycle-template.js';
 import { ImportError } from '../../import/errors.js';
-import { contentKindOf } from '../../import/file-kind.js';
+import { type ContentKind, contentKindOf } from '../../import/file-kind.js';
 import { importDataSet, StaleCheckError } from '../../import/load.js';
 import { problemsForPeople } from '../../import/problems-for-people.js';
 import { SheetProblemsError } from '../../import/sheet-problems.js';
@@ -72,17 +72,21 @@ class Refusal extends Error {
   }
 }
 
-const CSV_CHOICE = "One merit cycle's employees, as CSV";
+const CSV_CHOICE = "One merit cycle's employees, as CSV or an Excel workbook";
 const DATA_SET_CHOICE = 'A data set: the organisation and its merit cycles';
 
 /** A file that is not what the form says it holds, said in what it looks like. */
-function kindMismatch(chosen: UploadChoices, looks: 'csv' | 'data-set'): Refusal {
-  const message =
-    looks === 'csv'
-      ? `This file looks like a CSV file (a spreadsheet saved as CSV). Choose '${CSV_CHOICE}' and the cycle to load it into. Nothing was changed.`
-      : `This file looks like a data set in JSON or NDJSON (it starts with { or [), not a CSV file. Choose '${DATA_SET_CHOICE}' to load it. Nothing was changed.`;
-  return new Refusal(422, message, [], { choices: { ...chosen, format: looks } });
+function kindMismatch(chosen: UploadChoices, looks: ContentKind): Refusal {
+  const message = {
+    csv: `This file looks like a CSV file (a spreadsheet saved as CSV). Choose '${CSV_CHOICE}' and the cycle to load it into. Nothing was changed.`,
+    workbook: `This file looks like an Excel workbook. Choose '${CSV_CHOICE}' and the cycle to load it into. Nothing was changed.`,
+    'data-set': `This file looks like a data set in JSON or NDJSON (it starts with { or [), not a spreadsheet. Choose '${DATA_SET_CHOICE}' to load it. Nothing was changed.`,
+  }[looks];
+  return new Refusal(422, message, [], { choices: { ...chosen, format: formatOf(looks) } });
 }
+
+/** The form's choice for a kind of content: a workbook holds one cycle's employees too. */
+const formatOf = (kind: ContentKind) => (kind === 'data-set' ? 'data-set' : 'csv');
 
 /** The form's reading choices for a CSV file (sheet-reading.ts); absent: the defaults. */
 function readingOfForm(field: (name: string) => string): Partial<ReadingChoices> {
@@ -188,7 +192,7 @@ export const dataPages: Page = (app, context) => {
         const upload = await receive(request, progress, form);
         try {
           const looks = await contentKindOf(upload.file.path);
-          if (looks !== undefined && looks !== upload.file.format) {
+          if (looks !== undefined && formatOf(looks) !== upload.file.format) {
             throw kindMismatch(form.choices ?? {}, looks);
           }
           progress.phase = 'checking';
@@ -311,6 +315,8 @@ export const dataPages: Page = (app, context) => {
         format,
         cycleId: format === 'csv' ? cycleId : undefined,
         reading: format === 'csv' ? readingOfForm(field) : undefined,
+        // An Excel workbook's sheet (the engine tells a workbook by its content).
+        sheet: format === 'csv' && field('sheet').trim() !== '' ? field('sheet').trim() : undefined,
       },
     };
   }
@@ -350,6 +356,7 @@ export const dataPages: Page = (app, context) => {
       format: upload.file.format,
       ...(upload.file.cycleId !== undefined && { cycleId: upload.file.cycleId }),
       ...(upload.file.reading !== undefined && { reading: upload.file.reading }),
+      ...(upload.file.sheet !== undefined && { sheet: upload.file.sheet }),
       size: upload.size,
       checked,
       ...(checked.readAs !== undefined && { readAs: checked.readAs }),

@@ -288,7 +288,7 @@ function uploadForm(view: DataPageView): SafeHtml {
     <fieldset class="field">
       <legend>What the file holds</legend>
       <div class="radio-row"><input ${radio('data-set')}> <label for="format-data-set">A data set: the organisation and its merit cycles, as JSON or NDJSON (.json, .ndjson)</label></div>
-      <div class="radio-row"><input ${radio('csv')}> <label for="format-csv">One merit cycle's employees, as CSV (.csv)</label></div>
+      <div class="radio-row"><input ${radio('csv')}> <label for="format-csv">One merit cycle's employees, as CSV or an Excel workbook (.csv, .xlsx)</label></div>
     </fieldset>
     <div class="field">
       <label for="upload-cycle">Merit cycle (for a CSV file)</label>
@@ -296,8 +296,12 @@ function uploadForm(view: DataPageView): SafeHtml {
     </div>
     ${readingFields(readingChoices(choices.reading))}
     <div class="field">
+      <label for="upload-sheet">Sheet (for an Excel workbook; empty: the first visible sheet)</label>
+      <input id="upload-sheet" name="sheet" type="text" maxlength="200">
+    </div>
+    <div class="field">
       <label for="upload-file">File</label>
-      <input id="upload-file" name="file" type="file" required accept=".csv,.json,.ndjson,.jsonl,text/csv,application/json" aria-describedby="upload-limits">
+      <input id="upload-file" name="file" type="file" required accept=".csv,.xlsx,.json,.ndjson,.jsonl,text/csv,application/json,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="upload-limits">
       <p class="hint" id="upload-limits">Up to ${inMiB(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${inMiB(JSON_MAX_BYTES)}, a CSV file up to ${inMiB(CSV_MAX_BYTES)} (they are read whole). Choose the file again after a check: browsers do not keep it.</p>
     </div>
     <button type="submit" class="button button-primary">Check file</button>
