@@ -31,7 +31,13 @@ export async function exportInOneDownload(
   let stream: ReadableStream<Uint8Array>;
   try {
     stream = await client.employees
-      .bulk(cycle, { format: format === 'csv' ? 'csv' : 'ndjson', bom, signal })
+      .bulk(cycle, {
+        format: format === 'csv' ? 'csv' : 'ndjson',
+        // The export's CSV layout, which the CSV import reads back (NDJSON's default).
+        ...(format === 'csv' ? { shape: 'nested' as const } : {}),
+        bom,
+        signal,
+      })
       .stream();
   } catch (error) {
     if (error instanceof NotFoundError) return false;
