@@ -14,7 +14,7 @@ import {
   analystDataSet,
   LONG_AMOUNT,
 } from '../fixtures/analyst-data-set.js';
-import { employeesPath, errorBody } from '../helpers/api-expectations.js';
+import { employeesPath, errorBody, walkPages } from '../helpers/api-expectations.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // More than one chunk of the download (2,000 employees a statement).
@@ -90,18 +90,9 @@ describe('the bulk download’s flat shape', () => {
   beforeAll(async () => {
     server = await startTestServer({ dataSets: [analystDataSet(EMPLOYEES)] });
     key = await server.createKey(ANALYST_ORG);
-    listed = [];
-    let cursor: string | null = null;
-    do {
-      const query: string = cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : '';
-      const response = await server.request(
-        `${employeesPath(ANALYST_CYCLE.pay)}?limit=100${query}`,
-        { key },
-      );
-      const page = (await response.json()) as { data: Employee[]; nextCursor: string | null };
-      listed.push(...page.data);
-      cursor = page.nextCursor;
-    } while (cursor);
+    listed = (
+      await walkPages<Employee>(server, key, employeesPath(ANALYST_CYCLE.pay), { limit: 100 })
+    ).items;
   }, 120_000);
   afterAll(() => server?.close());
 

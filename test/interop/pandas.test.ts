@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Employee } from '../../src/modules/employees/schema.js';
 import { SDK_CYCLE, SDK_ORG, sdkDataSet } from '../client/fixtures.js';
 import { ANALYST_CYCLE, ANALYST_ORG, analystDataSet } from '../fixtures/analyst-data-set.js';
-import { employeesPath } from '../helpers/api-expectations.js';
+import { employeesPath, walkPages } from '../helpers/api-expectations.js';
 import { PYTHON } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -156,18 +156,9 @@ describe('pandas reads the flat bulk download typed, with no json_normalize', ()
   beforeAll(async () => {
     server = await startTestServer({ dataSets: [analystDataSet(EMPLOYEES)] });
     key = await server.createKey(ANALYST_ORG);
-    const listed: Employee[] = [];
-    let cursor: string | null = null;
-    do {
-      const query: string = cursor ? `&nextCursor=${encodeURIComponent(cursor)}` : '';
-      const response = await fetch(
-        `${server.url}${employeesPath(ANALYST_CYCLE.pay)}?limit=100${query}`,
-        { headers: { 'x-api-key': key } },
-      );
-      const page = (await response.json()) as { data: Employee[]; nextCursor: string | null };
-      listed.push(...page.data);
-      cursor = page.nextCursor;
-    } while (cursor);
+    const listed = (
+      await walkPages<Employee>(server, key, employeesPath(ANALYST_CYCLE.pay), { limit: 100 })
+    ).items;
     // Each employee as pandas holds it: amounts and numbers the double of their decimal,
     // the date a Timestamp at midnight, the open type's value its JSON text.
     expected = listed.map((employee) => {
