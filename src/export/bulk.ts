@@ -1,5 +1,5 @@
 // `compplan export employees` in one request: the bulk download (docs/bulk-download.md),
-// whose CSV is already the export's layout and whose NDJSON lines are the export's NDJSON
+// whose CSV with `shape=nested` is the export's layout and whose NDJSON lines are the export's NDJSON
 // lines (JSON: the same texts in an array). The bytes are written as they arrive, in
 // pieces of about 1 MiB, each recorded in the state file like a page; an interrupted
 // download has no place to continue from, so `--resume` starts it again.
