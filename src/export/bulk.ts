@@ -1,6 +1,6 @@
 // `compplan export employees` in one request: the bulk download (docs/bulk-download.md),
-// whose CSV with `shape=nested` is the export's layout and whose NDJSON lines are the export's NDJSON
-// lines (JSON: the same texts in an array). The bytes are written as they arrive, in
+// whose CSV with `shape=nested` is the export's layout and whose NDJSON lines are the
+// export's NDJSON lines (JSON: the same texts in an array). The bytes are written as they arrive, in
 // pieces of about 1 MiB, each recorded in the state file like a page; an interrupted
 // download has no place to continue from, so `--resume` starts it again.
 import { type CompplanClient, NotFoundError } from '@compplan/client';
