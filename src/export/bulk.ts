@@ -1,6 +1,6 @@
 // `compplan export employees` in one request: the bulk download (docs/bulk-download.md),
-// whose CSV is already the export's layout and whose NDJSON lines are the export's NDJSON
-// lines (JSON: the same texts in an array). The bytes are written as they arrive, in
+// whose CSV with `shape=nested` is the export's layout and whose NDJSON lines are the
+// export's NDJSON lines (JSON: the same texts in an array). The bytes are written as they arrive, in
 // pieces of about 1 MiB, each recorded in the state file like a page; an interrupted
 // download has no place to continue from, so `--resume` starts it again.
 import { type CompplanClient, NotFoundError } from '@compplan/client';
@@ -31,7 +31,13 @@ export async function exportInOneDownload(
   let stream: ReadableStream<Uint8Array>;
   try {
     stream = await client.employees
-      .bulk(cycle, { format: format === 'csv' ? 'csv' : 'ndjson', bom, signal })
+      .bulk(cycle, {
+        format: format === 'csv' ? 'csv' : 'ndjson',
+        // The export's CSV layout, which the CSV import reads back (NDJSON's default).
+        ...(format === 'csv' ? { shape: 'nested' as const } : {}),
+        bom,
+        signal,
+      })
       .stream();
   } catch (error) {
     if (error instanceof NotFoundError) return false;

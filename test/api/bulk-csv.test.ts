@@ -1,5 +1,6 @@
-// The bulk download's CSV (docs/bulk-download.md, "CSV"), made in a worker thread while
-// the next chunk is read: a cycle of several chunks is, byte for byte, the export's CSV of
+// The bulk download's nested CSV (docs/bulk-download.md, "Conversions in a worker
+// thread"), made in a worker thread while the next chunk is read: a cycle of several
+// chunks is, byte for byte, the export's CSV of
 // the employees the list serves, in list order; a conversion that fails (a stored text
 // that is not JSON) ends the response at once, and the next download is served. Runs on
 // every database.
@@ -23,7 +24,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 // the rest; the worker converts one while the next is read.
 const EMPLOYEES = 2_500;
 
-const bulkCsv = (cycle: string) => `${employeesPath(cycle)}/bulk?format=csv`;
+// The export's layout (`shape=nested`): what `compplan export` writes.
+const bulkCsv = (cycle: string) => `${employeesPath(cycle)}/bulk?format=csv&shape=nested`;
 
 /** The body as UTF-8 with its byte order mark (Response.text() would drop it). */
 const textOf = async (response: Response) =>

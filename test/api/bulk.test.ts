@@ -1,6 +1,6 @@
 // GET …/meritCycles/{meritCycleId}/employees/bulk over real HTTP (docs/bulk-download.md):
 // NDJSON is exactly the list's employees, byte for byte and in its order, across chunk
-// boundaries; CSV is the export's layout; the ETag follows the employees and answers 304;
+// boundaries; CSV with shape=nested is the export's layout (the flat shape: bulk-flat.test.ts); the ETag follows the employees and answers 304;
 // gzip; HEAD; hidden columns, cycle scopes, other organisations and bad queries. Runs on
 // every database.
 import { gunzipSync } from 'node:zlib';
@@ -100,8 +100,8 @@ describe('GET /meritCycles/{meritCycleId}/employees/bulk', () => {
     expect(await response.text()).toBe('');
   });
 
-  it('serves CSV in the export layout: BOM, header from the columns, one row per employee in list order', async () => {
-    const response = await get(bulkPath(EDGE_CYCLE, '?format=csv'), umbrella);
+  it('serves CSV in the export layout with shape=nested: BOM, header from the columns, one row per employee in list order', async () => {
+    const response = await get(bulkPath(EDGE_CYCLE, '?format=csv&shape=nested'), umbrella);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
     const bytes = Buffer.from(await response.arrayBuffer());
@@ -136,7 +136,10 @@ describe('GET /meritCycles/{meritCycleId}/employees/bulk', () => {
   });
 
   it('leaves out the byte order mark with bom=false', async () => {
-    const response = await get(bulkPath(CYCLE.annual2025, '?format=csv&bom=false'), acme);
+    const response = await get(
+      bulkPath(CYCLE.annual2025, '?format=csv&shape=nested&bom=false'),
+      acme,
+    );
     const text = await response.text();
     expect(text.startsWith('id,email,firstName,lastName,preferredName,')).toBe(true);
     expect(text.split('\r\n')[0]).toBe(
@@ -210,10 +213,16 @@ describe('GET /meritCycles/{meritCycleId}/employees/bulk', () => {
     expect(ndjson.trimEnd().split('\n')).toEqual(await listTexts(server, hiding, EDGE_CYCLE));
     const proto = await (await get(bulkPath(PROTO_CYCLE), hiding)).text();
     expect(proto).not.toContain('"__proto__":{"name":"Proto"');
-    const csv = await (await get(bulkPath(EDGE_CYCLE, '?format=csv&bom=false'), hiding)).text();
+    const csv = await (
+      await get(bulkPath(EDGE_CYCLE, '?format=csv&shape=nested&bom=false'), hiding)
+    ).text();
     const header = csv.split('\r\n')[0] ?? '';
     for (const key of HIDDEN) expect(header.split(',')).not.toContain(`columns.${key}`);
     expect(header).not.toMatch(/columns\.department/);
+    // The flat CSV names them as the feed does: `__proto__`, `quoting`, `department`.
+    const flat = await (await get(bulkPath(EDGE_CYCLE, '?format=csv&bom=false'), hiding)).text();
+    const flatHeader = (flat.split('\r\n')[0] ?? '').split(',');
+    for (const key of HIDDEN) expect(flatHeader).not.toContain(key);
   });
 
   it('does not find a cycle outside the key’s cycle scope, of another organisation, or unknown', async () => {

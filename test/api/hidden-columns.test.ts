@@ -246,7 +246,7 @@ describe.each(RESTRICTIONS)('hidden columns: $name', (row) => {
     }
   });
 
-  it('bulk download: NDJSON exactly the full key’s without the hidden columns; CSV without their cells', async () => {
+  it('bulk download: NDJSON exactly the full key’s without the hidden columns; CSV (nested and flat) without their cells', async () => {
     for (const cycle of row.cycles) {
       const fullNdjson = await (
         await server.request(`${employeesPath(cycle)}/bulk`, { key: full })
@@ -262,16 +262,15 @@ describe.each(RESTRICTIONS)('hidden columns: $name', (row) => {
         JSON.stringify(withoutHiddenOf(fullEmployees, hiddenOf(cycle))),
       );
     }
-    const csv = await (
-      await server.request(`${employeesPath(row.cycles[0] ?? '')}/bulk?format=csv&bom=false`, {
-        key: hiding,
-      })
-    ).text();
-    const fullCsv = await (
-      await server.request(`${employeesPath(row.cycles[0] ?? '')}/bulk?format=csv&bom=false`, {
-        key: full,
-      })
-    ).text();
+    const csvOf = async (key: string, shape: 'nested' | 'flat') =>
+      (
+        await server.request(
+          `${employeesPath(row.cycles[0] ?? '')}/bulk?format=csv&shape=${shape}&bom=false`,
+          { key },
+        )
+      ).text();
+    const csv = await csvOf(hiding, 'nested');
+    const fullCsv = await csvOf(full, 'nested');
     const [header = ''] = csv.split('\r\n');
     const [fullHeader = ''] = fullCsv.split('\r\n');
     for (const cell of row.csvAbsent) expect(fullHeader.split(',')).toContain(cell);
@@ -279,6 +278,20 @@ describe.each(RESTRICTIONS)('hidden columns: $name', (row) => {
       fullHeader.split(',').filter((cell) => !row.csvAbsent.includes(cell)),
     );
     expect(csv.split('\r\n')).toHaveLength(fullCsv.split('\r\n').length);
+    // The flat CSV: the feed's property names, without the feed's hidden properties (and
+    // without the cycle's currency when no amount is left).
+    const flat = await csvOf(hiding, 'flat');
+    const fullFlat = await csvOf(full, 'flat');
+    const flatAbsent = [
+      ...row.feedProperties,
+      ...(row.restrictions.hiddenColumnTypes?.includes('currency') ? ['currency'] : []),
+    ];
+    const [flatHeader = ''] = flat.split('\r\n');
+    const [fullFlatHeader = ''] = fullFlat.split('\r\n');
+    expect(flatHeader.split(',')).toEqual(
+      fullFlatHeader.split(',').filter((name) => !flatAbsent.includes(name)),
+    );
+    expect(flat.split('\r\n')).toHaveLength(fullFlat.split('\r\n').length);
   });
 
   it('OData: the hidden columns are no properties of the key, in $metadata or in rows', async () => {

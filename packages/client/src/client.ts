@@ -175,9 +175,21 @@ export class Delta<T> implements AsyncIterable<T | Removed> {
 
 export type BulkFormat = 'ndjson' | 'csv';
 
+/**
+ * `nested`: each employee as the list serves it (NDJSON's default; as CSV, the export's
+ * layout); `flat` (CSV's default): one flat row of typed values an employee, named as the
+ * OData feed names its properties.
+ */
+export type BulkShape = 'nested' | 'flat';
+
+/** A line of `format: 'ndjson', shape: 'flat'`: an employee as one flat object. */
+export type FlatMeritCycleEmployee = Record<string, string | number | boolean | null>;
+
 export interface BulkOptions {
-  /** `ndjson` (default): one employee a line; `csv`: the export's layout. */
+  /** `ndjson` (default): one employee a line; `csv`: a header row, then one employee a row. */
   format?: BulkFormat;
+  /** The rows' shape (BulkShape); by default `nested` for NDJSON, `flat` for CSV. */
+  shape?: BulkShape;
   /** CSV: false leaves out the UTF-8 byte order mark (default true). */
   bom?: boolean;
   signal?: AbortSignal;
@@ -329,12 +341,17 @@ export class CompplanClient {
      * fastest way to read a whole cycle. Nothing is sent until it is iterated or
      * `stream()` is called. NotFoundError for a cycle this key cannot see.
      */
-    bulk: (meritCycleId: string, options: BulkOptions = {}): BulkDownload<MeritCycleEmployee> =>
-      new BulkDownload<MeritCycleEmployee>(
-        ({ format, bom, signal }) =>
+    bulk: <Options extends BulkOptions>(
+      meritCycleId: string,
+      options: Options = {} as Options,
+    ): BulkDownload<
+      Options['shape'] extends 'flat' ? FlatMeritCycleEmployee : MeritCycleEmployee
+    > =>
+      new BulkDownload(
+        ({ format, shape, bom, signal }) =>
           this.transport.open(
             `${MERIT_CYCLES}/${segment(meritCycleId)}/employees/bulk`,
-            { format, bom: bom === undefined ? undefined : String(bom) },
+            { format, shape, bom: bom === undefined ? undefined : String(bom) },
             { signal },
           ),
         options,

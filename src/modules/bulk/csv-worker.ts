@@ -1,12 +1,13 @@
-// The CSV form of a bulk download, made in a worker thread (docs/bulk-download.md, "CSV").
-// Making CSV of the stored texts costs about three times reading them (JSON.parse of each
-// ~1 KB text, then its cells): on the event loop, one after the other with the reads, it
-// set the pace of a CSV download and held up every other request meanwhile. In a worker
-// thread a chunk is converted while the download reads the next one (download.ts).
+// The conversions of a bulk download, made in a worker thread (docs/bulk-download.md,
+// "Conversions in a worker thread"): the CSV (both layouts) and the flat NDJSON. Making
+// them of the stored texts costs about three times reading them (JSON.parse of each ~1 KB
+// text, then its cells): on the event loop, one after the other with the reads, it set the
+// pace of a CSV download and held up every other request meanwhile. In a worker thread a
+// chunk is converted while the download reads the next one (download.ts).
 //
 // One module, both sides. CsvWorkers is the server's pool, shared by its downloads: the
-// threads start when a CSV download first needs one, and each chunk goes to an idle one.
-// A chunk's texts are handed to the thread (transferred, not copied) and its CSV bytes
+// threads start when a download first needs one, and each chunk goes to an idle one.
+// A chunk's texts are handed to the thread (transferred, not copied) and its bytes
 // handed back the same way.
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -15,6 +16,7 @@ import { employeeRowWriter } from '../../export/csv.js';
 import { answerCalls, startModuleThread, ThreadCalls } from '../../threads/module-thread.js';
 import { removeColumns } from '../employees/hidden-columns.js';
 import type { Employee } from '../employees/schema.js';
+import { type FlatLayout, flatRowWriter } from './flat.js';
 
 const MARK = 'compplan bulk csv';
 
@@ -26,32 +28,46 @@ const THREADS = Math.max(1, availableParallelism() - 1);
 // string lives through a chunk of a thousand employees (the garbage collector's cost).
 const BLOCK_CHARACTERS = 64 * 1024;
 
+/**
+ * How each employee is written: `nested` CSV, the export's layout under `header` (its last
+ * column columns.other) without the key's `hidden` columns; `flat`, the flat row of
+ * `layout` (flat.ts) as CSV or NDJSON.
+ */
+export type RowForm =
+  | { shape: 'nested'; header: readonly string[]; hidden: HiddenColumns }
+  | { shape: 'flat'; form: 'csv' | 'ndjson'; layout: FlatLayout };
+
 /** A chunk to convert: stored texts separated by `separator`, UTF-8 (csvOfTexts). */
 export interface CsvChunk {
   texts: Buffer;
   separator: number;
-  /** The download's CSV header (its last column columns.other). */
-  header: readonly string[];
-  /** The key's hidden columns in the cycle, taken out of each employee. */
-  hidden: HiddenColumns;
+  rows: RowForm;
 }
 
 type Job = Omit<CsvChunk, 'texts'> & { texts: Uint8Array<ArrayBuffer> };
 type Answer = Uint8Array<ArrayBuffer>;
 
-/**
- * The CSV rows of a chunk of stored employee texts: each employee without the hidden
- * columns, written under `header` as the export writes it (employeeRowWriter).
- */
-export function csvOfTexts({ texts, separator, header, hidden }: CsvChunk): Buffer {
+/** Writes one employee in the form asked for. */
+function rowWriter(rows: RowForm): (employee: Employee) => string {
+  if (rows.shape === 'flat') return flatRowWriter(rows.layout, rows.form);
+  const { header, hidden } = rows;
   const rowOf = employeeRowWriter(header);
+  return hidesNothing(hidden) ? rowOf : (employee) => rowOf(removeColumns(employee, hidden));
+}
+
+/**
+ * The rows of a chunk of stored employee texts, each employee written as `rows` says: the
+ * export's CSV layout without the hidden columns (employeeRowWriter), or the flat row.
+ */
+export function csvOfTexts({ texts, separator, rows }: CsvChunk): Buffer {
+  const rowOf = rowWriter(rows);
   const blocks: Buffer[] = [];
   let text = '';
   for (let start = 0; start <= texts.length; ) {
     const found = texts.indexOf(separator, start);
     const end = found === -1 ? texts.length : found;
     const employee = JSON.parse(texts.toString('utf8', start, end)) as Employee;
-    text += rowOf(!hidesNothing(hidden) ? removeColumns(employee, hidden) : employee);
+    text += rowOf(employee);
     if (text.length > BLOCK_CHARACTERS) {
       blocks.push(Buffer.from(text));
       text = '';
@@ -62,7 +78,7 @@ export function csvOfTexts({ texts, separator, header, hidden }: CsvChunk): Buff
   return Buffer.concat(blocks);
 }
 
-/** The worker threads that make the CSV of bulk downloads. */
+/** The worker threads that make the CSV and flat NDJSON of bulk downloads. */
 export class CsvWorkers {
   private threads: ThreadCalls<Job, Answer>[] = [];
   private closed = false;

@@ -1,10 +1,15 @@
-// The two forms of a bulk download, made from the employees' stored texts a chunk at a
-// time (docs/bulk-download.md):
-// - NDJSON: one employee a line, exactly the object the list serves: the stored text as
-//   it is, or without the key's hidden columns (hidden-columns.ts).
-// - CSV: the export's layout (src/export/csv.ts): its header from the cycle's column
-//   schema, each employee flattened to cells, RFC 4180, UTF-8 with a byte order mark
-//   unless `bom=false`; made in a worker thread (csv-worker.ts).
+// The forms of a bulk download, made from the employees' stored texts a chunk at a time
+// (docs/bulk-download.md):
+// - NDJSON, `shape=nested` (its default): one employee a line, exactly the object the list
+//   serves: the stored text as it is, or without the key's hidden columns
+//   (hidden-columns.ts).
+// - NDJSON, `shape=flat`: one flat object a line, the properties of flat.ts.
+// - CSV, `shape=flat` (its default): the flat row of flat.ts as CSV, for analysts.
+// - CSV, `shape=nested`: the export's layout (src/export/csv.ts), what `compplan export`
+//   writes and the CSV import reads back: its header from the cycle's column schema, each
+//   employee flattened to dotted names.
+// CSV is RFC 4180, UTF-8 with a byte order mark unless `bom=false`. All but the nested
+// NDJSON are made in a worker thread (csv-worker.ts).
 
 import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
 import type { ColumnDescription } from '../../columns/schema.js';
@@ -12,9 +17,16 @@ import { columnsHeader, csvRow, EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../../ex
 import { withoutColumnsOf } from '../employees/hidden-columns.js';
 import { TEXT_SEPARATOR } from '../employees/repository.js';
 import type { CsvWorkers } from './csv-worker.js';
+import { type FlatLayout, flatHeader } from './flat.js';
 
 export const BULK_FORMATS = ['ndjson', 'csv'] as const;
 export type BulkFormat = (typeof BULK_FORMATS)[number];
+
+export const BULK_SHAPES = ['nested', 'flat'] as const;
+export type BulkShape = (typeof BULK_SHAPES)[number];
+
+/** A format's shape when none is asked for: NDJSON the list's objects, CSV the flat row. */
+export const DEFAULT_SHAPES: Record<BulkFormat, BulkShape> = { ndjson: 'nested', csv: 'flat' };
 
 export const CONTENT_TYPES: Record<BulkFormat, string> = {
   ndjson: 'application/x-ndjson; charset=utf-8',
@@ -35,12 +47,13 @@ export interface ChunkWriter {
 }
 
 const NEWLINE = Buffer.from('\n');
+const EMPTY = Buffer.alloc(0);
 const BOM = '\uFEFF';
 
 /** NDJSON: each stored text on a line of its own. */
 export function ndjsonWriter(hidden: HiddenColumns): ChunkWriter {
   return {
-    head: Buffer.alloc(0),
+    head: EMPTY,
     // Written at once: nothing is read ahead of the client.
     ahead: 1,
     write(texts) {
@@ -62,7 +75,29 @@ export function ndjsonWriter(hidden: HiddenColumns): ChunkWriter {
 }
 
 /**
- * CSV under the header of the cycle's column schema (without the hidden columns), as the
+ * The flat row (flat.ts) as CSV under its header, or as NDJSON; made in a worker thread
+ * (csv-worker.ts) while the next chunk is read.
+ */
+export function flatWriter(
+  layout: FlatLayout,
+  form: BulkFormat,
+  bom: boolean,
+  workers: CsvWorkers,
+): ChunkWriter {
+  return {
+    head: form === 'csv' ? Buffer.from(`${bom ? BOM : ''}${csvRow(flatHeader(layout))}`) : EMPTY,
+    ahead: 2,
+    write: (texts) =>
+      workers.convert({
+        texts,
+        separator: TEXT_SEPARATOR,
+        rows: { shape: 'flat', form, layout },
+      }),
+  };
+}
+
+/**
+ * The nested CSV: under the header of the cycle's column schema (without the hidden columns), as the
  * export makes it, and the export's columns.other last; made in a worker thread
  * (csv-worker.ts) while the next chunk is read.
  */
@@ -77,6 +112,11 @@ export function csvWriter(
     head: Buffer.from(`${bom ? BOM : ''}${csvRow(header)}`),
     // One chunk converted while the next is read; memory holds a few chunks at most.
     ahead: 2,
-    write: (texts) => workers.convert({ texts, separator: TEXT_SEPARATOR, header, hidden }),
+    write: (texts) =>
+      workers.convert({
+        texts,
+        separator: TEXT_SEPARATOR,
+        rows: { shape: 'nested', header, hidden },
+      }),
   };
 }

@@ -8,18 +8,33 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { Counter, Gauge } from 'prom-client';
 import { z } from 'zod';
-import { findColumnSchema, hiddenColumnsFor } from '../../columns/repository.js';
+import {
+  findColumnSchema,
+  hiddenColumnsFor,
+  readableColumnSchemas,
+} from '../../columns/repository.js';
+import type { Db } from '../../db/connect.js';
 import { notFound } from '../../errors.js';
 import { readScopeOf } from '../../http/authentication.js';
 import { etagOf, matchesIfNoneMatch } from '../../http/etag.js';
 import { sendTooManyRequests } from '../../http/rate-limit.js';
 import { cycleErrorResponses, READ_METHODS } from '../../http/schemas.js';
 import { DOWNLOAD_RETRY_AFTER_SECONDS } from '../../rate-limit/download-slots.js';
+import type { ReadScope } from '../../tenancy/scope.js';
 import { Employee, EmployeesParams } from '../employees/schema.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
 import { CsvWorkers } from './csv-worker.js';
 import { EmployeeDownload } from './download.js';
-import { BULK_FORMATS, CONTENT_TYPES, csvWriter, ndjsonWriter } from './formats.js';
+import { type FlatLayout, flatLayout } from './flat.js';
+import {
+  BULK_FORMATS,
+  BULK_SHAPES,
+  CONTENT_TYPES,
+  csvWriter,
+  DEFAULT_SHAPES,
+  flatWriter,
+  ndjsonWriter,
+} from './formats.js';
 import { employeesVersion } from './repository.js';
 import { openSnapshot, type Snapshot } from './snapshot.js';
 
@@ -29,15 +44,28 @@ import { openSnapshot, type Snapshot } from './snapshot.js';
 const SHUTDOWN_DOWNLOAD_GRACE_MS = 8_000;
 
 // The tag changes with the bytes a download would send: the employees' version, what the
-// key may see, the form asked for; and this layout, should a release change it.
-const LAYOUT_VERSION = 1;
+// key may see, the form and shape asked for, the flat row's properties; and this layout,
+// should a release change it (2: the flat shapes, CSV's default).
+const LAYOUT_VERSION = 2;
+
+/** A line of `format=ndjson&shape=flat`: one flat object, its values typed. */
+const FlatEmployee = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+  .describe(
+    "`shape=flat`: one employee as a flat object, the OData feed's property names: id, meritCycleId, email, firstName, lastName, preferredName, currencyCode, currencyName, eligibilityStatus, then the cycle's columns (composite parts as `KEY_PART`), with `currency` (the cycle's currency) before the first amount. Amounts and numbers are JSON numbers written from the stored decimal (every digit as stored), dates `YYYY-MM-DD` strings, booleans JSON booleans, an empty value null.",
+  )
+  .meta({ id: 'FlatMeritCycleEmployee' });
 
 export const BulkQuery = z.strictObject({
   format: z
     .enum(BULK_FORMATS)
     .default('ndjson')
+    .describe('`ndjson` (one employee a line) or `csv` (a header row, then one employee a row).'),
+  shape: z
+    .enum(BULK_SHAPES)
+    .optional()
     .describe(
-      '`ndjson` (one employee a line, as the list serves it) or `csv` (the export layout).',
+      "`nested`: each employee as the list serves it (NDJSON's default), or as CSV the export's layout, its dotted names (`columns.employee.jobTitle`), which `compplan import` reads back. `flat` (CSV's default): one flat row an employee, named as the OData feed names its properties (`employee_jobTitle`), a column only for the cycle's columns, typed: amounts and numbers as decimals (JSON numbers in NDJSON), dates `YYYY-MM-DD`, booleans `true`/`false`, the cycle's currency once in a `currency` column.",
     ),
   bom: z
     .enum(['true', 'false'])
@@ -85,12 +113,12 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
           description:
             'NDJSON: one employee a line (the object the list serves), each line ended by \\n. CSV: a header line, then one employee a row (RFC 4180, CRLF).',
           content: {
-            'application/x-ndjson': { schema: Employee },
+            'application/x-ndjson': { schema: z.union([Employee, FlatEmployee]) },
             'text/csv': {
               schema: z
                 .string()
                 .describe(
-                  "id, email, firstName, lastName, preferredName, currencyCode.code, currencyCode.value, eligibilityStatus, then columns.KEY (columns.KEY.PART for each part of a composite column) in the order of the cycle's column schema (…/columns), then columns.other.",
+                  "`shape=flat` (the default): id, meritCycleId, email, firstName, lastName, preferredName, currencyCode, currencyName, eligibilityStatus, then a column a property of the cycle's columns as the OData feed names them, in its order, with `currency` (the cycle's currency) before the first amount. `shape=nested`: id, email, firstName, lastName, preferredName, currencyCode.code, currencyCode.value, eligibilityStatus, then columns.KEY (columns.KEY.PART for each part of a composite column) in the order of the cycle's column schema (…/columns), then columns.other.",
                 ),
             },
           },
@@ -102,6 +130,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
       const scope = readScopeOf(request);
       const { meritCycleId } = request.params;
       const { format, bom } = request.query;
+      const shape = request.query.shape ?? DEFAULT_SHAPES[format];
       const isGet = request.method === 'GET';
       const slot = isGet ? await app.rateLimits.downloads.take(keyIdOf(request.apiKey)) : undefined;
       if (isGet && !slot) return sendTooManyRequests(reply, DOWNLOAD_RETRY_AFTER_SECONDS);
@@ -111,8 +140,19 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
         snapshot = await openSnapshot(app.database);
         const version = await employeesVersion(snapshot.db, scope, meritCycleId);
         if (version === undefined) throw notFound('Merit cycle');
+        const flat =
+          shape === 'flat' ? await flatLayoutOf(snapshot.db, scope, meritCycleId) : undefined;
         const etag = etagOf(
-          JSON.stringify([LAYOUT_VERSION, meritCycleId, version, scope.fingerprint, format, bom]),
+          JSON.stringify([
+            LAYOUT_VERSION,
+            meritCycleId,
+            version,
+            scope.fingerprint,
+            format,
+            shape,
+            bom,
+            flat?.properties ?? null,
+          ]),
         );
         reply.header('etag', etag).type(CONTENT_TYPES[format]);
         const ifNoneMatch = request.headers['if-none-match'];
@@ -123,8 +163,9 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
         if (!isGet) return (reply as FastifyReply).send();
         const hidden = await hiddenColumnsFor(snapshot.db, scope, meritCycleId);
         request.columnsServed = await app.audit.columnsOf(scope, meritCycleId);
-        const writer =
-          format === 'csv'
+        const writer = flat
+          ? flatWriter(flat, format, bom === 'true', csvWorkers)
+          : format === 'csv'
             ? csvWriter(
                 (await findColumnSchema(snapshot.db, scope, meritCycleId)) ?? [],
                 hidden,
@@ -170,6 +211,17 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   });
 };
+
+/**
+ * The flat row of the cycle for the key: its columns and their names as the feed's model
+ * has them (the same readable cycles' schemas, the same hidden columns).
+ */
+async function flatLayoutOf(db: Db, scope: ReadScope, meritCycleId: string): Promise<FlatLayout> {
+  const feedCycles = await readableColumnSchemas(db, scope);
+  const cycle = feedCycles.find((readable) => readable.meritCycleId === meritCycleId);
+  if (!cycle) throw notFound('Merit cycle');
+  return flatLayout(cycle, feedCycles);
+}
 
 /** The id of the key a request was authenticated with (every API route has one). */
 function keyIdOf(key: { id: string } | null): string {

@@ -498,6 +498,10 @@ export interface components {
             /** @description Cursor of the next page; null on the last page. */
             nextCursor: string | null;
         };
+        /** @description `shape=flat`: one employee as a flat object, the OData feed's property names: id, meritCycleId, email, firstName, lastName, preferredName, currencyCode, currencyName, eligibilityStatus, then the cycle's columns (composite parts as `KEY_PART`), with `currency` (the cycle's currency) before the first amount. Amounts and numbers are JSON numbers written from the stored decimal (every digit as stored), dates `YYYY-MM-DD` strings, booleans JSON booleans, an empty value null. */
+        FlatMeritCycleEmployee: {
+            [key: string]: string | number | boolean | null;
+        };
         /** @description An item removed since the deltaToken: delete it from the copy. */
         RemovedItem: {
             id: string;
@@ -2354,8 +2358,10 @@ export interface operations {
     bulkMeritCycleEmployees: {
         parameters: {
             query?: {
-                /** @description `ndjson` (one employee a line, as the list serves it) or `csv` (the export layout). */
+                /** @description `ndjson` (one employee a line) or `csv` (a header row, then one employee a row). */
                 format?: "ndjson" | "csv";
+                /** @description `nested`: each employee as the list serves it (NDJSON's default), or as CSV the export's layout, its dotted names (`columns.employee.jobTitle`), which `compplan import` reads back. `flat` (CSV's default): one flat row an employee, named as the OData feed names its properties (`employee_jobTitle`), a column only for the cycle's columns, typed: amounts and numbers as decimals (JSON numbers in NDJSON), dates `YYYY-MM-DD`, booleans `true`/`false`, the cycle's currency once in a `currency` column. */
+                shape?: "nested" | "flat";
                 /** @description CSV: `false` leaves out the UTF-8 byte order mark. */
                 bom?: "true" | "false";
             };
@@ -2404,7 +2410,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["MeritCycleEmployee"];
+                    "application/x-ndjson": components["schemas"]["MeritCycleEmployee"] | components["schemas"]["FlatMeritCycleEmployee"];
                     "text/csv": string;
                 };
             };
