@@ -355,32 +355,54 @@ function cellHidden(cell: string, schema: SchemaColumn[], v: Visibility): boolea
   });
 }
 
-const csvTarget = (cycle: string): Target => ({
-  target: `${employeesPath(cycle)}/bulk?format=csv&bom=false`,
-  cycle,
-  errors: 'rest',
-  parse: 'csv',
-  // The CSV's layout is the bulk download's to choose: the key's CSV is the reference's
-  // without the cells of the columns (and parts) it does not read, whatever they are named.
-  derive(reference, v, ctx) {
-    const rows = reference.body as string[][];
-    const schema = ctx.schemas.get(cycle) ?? [];
-    const keep = (rows[0] ?? []).map((cell) => !cellHidden(cell, schema, v));
-    return withBody(
-      reference,
-      rows.map((row) => row.filter((_, index) => keep[index])),
-    );
-  },
-  served(answer, ctx) {
-    if (answer.status !== 200) return nothingServed();
-    const [header = [], ...rows] = answer.body as string[][];
-    const keys = (ctx.schemas.get(cycle) ?? []).map((c) => c.key);
-    return {
-      employees: rows.length,
-      columns: sortedOrNull(header.flatMap(tokensOf).filter((token) => keys.includes(token))),
-    };
-  },
-});
+/** Whether a header cell carries an amount (a currency column, or a currency part). */
+function cellIsAmount(cell: string, schema: SchemaColumn[]): boolean {
+  const tokens = tokensOf(cell);
+  return schema.some((column) => {
+    const at = tokens.indexOf(column.key);
+    if (at < 0) return false;
+    if (column.type === 'currency') return true;
+    return (column.parts ?? []).some((p) => p.key === tokens[at + 1] && p.type === 'currency');
+  });
+}
+
+// The bulk CSV in both shapes: flat (the default; docs/bulk-download.md) has one `currency`
+// column beside the amounts, there only while an amount is; nested is the export's layout.
+const csvTarget =
+  (shape: 'flat' | 'nested') =>
+  (cycle: string): Target => ({
+    target: `${employeesPath(cycle)}/bulk?format=csv&bom=false&shape=${shape}`,
+    cycle,
+    errors: 'rest',
+    parse: 'csv',
+    // The CSV's layout is the bulk download's to choose: the key's CSV is the reference's
+    // without the cells of the columns (and parts) it does not read, whatever they are named.
+    derive(reference, v, ctx) {
+      const rows = reference.body as string[][];
+      const schema = ctx.schemas.get(cycle) ?? [];
+      const header = rows[0] ?? [];
+      const keep = header.map((cell) => !cellHidden(cell, schema, v));
+      if (shape === 'flat') {
+        const amountKept = header.some((cell, i) => keep[i] && cellIsAmount(cell, schema));
+        if (!amountKept) {
+          for (const [i, cell] of header.entries()) if (cell === 'currency') keep[i] = false;
+        }
+      }
+      return withBody(
+        reference,
+        rows.map((row) => row.filter((_, index) => keep[index])),
+      );
+    },
+    served(answer, ctx) {
+      if (answer.status !== 200) return nothingServed();
+      const [header = [], ...rows] = answer.body as string[][];
+      const keys = (ctx.schemas.get(cycle) ?? []).map((c) => c.key);
+      return {
+        employees: rows.length,
+        columns: sortedOrNull(header.flatMap(tokensOf).filter((token) => keys.includes(token))),
+      };
+    },
+  });
 
 const feedEmployeesTarget = (target: string, cycle: string | null): Target => ({
   target,
@@ -497,7 +519,8 @@ const COLUMNS: PathColumn[] = [
     name: 'bulk NDJSON',
     targets: perCycle((c) => employeesTarget(`${employeesPath(c)}/bulk`, c, 'lines')),
   },
-  { name: 'bulk CSV', targets: perCycle(csvTarget) },
+  { name: 'bulk CSV', targets: perCycle(csvTarget('flat')) },
+  { name: 'bulk CSV (shape=nested)', targets: perCycle(csvTarget('nested')) },
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -641,13 +664,15 @@ describe('restriction matrix: every restriction × every read path', () => {
       // Every column of the data set, each of its six types, in the schema.
       const keysOf = new Set(employees.flatMap((e) => Object.keys(e.columns as Json)));
       expect(ctx.schemas.get(id)?.map((c) => c.key)).toEqual([...keysOf].sort());
-      const csv = ctx.reference.get(csvTarget(id).target)?.body as string[][];
-      expect(csv).toHaveLength(employees.length + 1);
-      expect(csv.slice(1).map((row) => row[0])).toEqual(employees.map((e) => e.id));
-      expect(
-        csvTarget(id).served({ ...same(ctx.reference.get(csvTarget(id).target) as Answer) }, ctx)
-          .columns,
-      ).toEqual([...keysOf].sort());
+      for (const shape of ['flat', 'nested'] as const) {
+        const target = csvTarget(shape)(id);
+        const csv = ctx.reference.get(target.target)?.body as string[][];
+        expect(csv).toHaveLength(employees.length + 1);
+        expect(csv.slice(1).map((row) => row[0])).toEqual(employees.map((e) => e.id));
+        expect(
+          target.served({ ...same(ctx.reference.get(target.target) as Answer) }, ctx).columns,
+        ).toEqual([...keysOf].sort());
+      }
     }
     const types = [...ctx.schemas.values()]
       .flat()
