@@ -7,7 +7,7 @@
 // reported: an installation made before this release, or a copy made with another umask,
 // would otherwise stay readable by every local user. Files another user owns are left as
 // they are (only their owner or root may change them).
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 
 export const DATABASE_FILE_MODE = 0o600;
@@ -43,10 +43,15 @@ export function prepareDatabaseFiles(path: string): Tightened[] {
       chmodSync(path, DATABASE_FILE_MODE);
       return [];
     } catch (error) {
+      // Not made here (a read-only folder, a path through a file): SQLite's own open then
+      // fails as it would have, and src/cli/database-failures.ts says why in one line.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return [];
       // Another process made it meanwhile: it is checked as an existing one below.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
+  // A file that is not a SQLite database (a wrong DATABASE_URL) is left as it is: SQLite
+  // refuses it, and nothing of it is changed.
+  if (!isSqliteFile(path)) return [];
   const tightened: Tightened[] = [];
   const uid = process.getuid?.();
   for (const file of [path, ...COMPANIONS.map((suffix) => `${path}${suffix}`)]) {
@@ -62,6 +67,25 @@ export function prepareDatabaseFiles(path: string): Tightened[] {
     tightened.push({ file, from: mode });
   }
   return tightened;
+}
+
+// The first bytes of every SQLite database file (sqlite.org/fileformat.html); an empty
+// file is a database not yet written.
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+function isSqliteFile(path: string): boolean {
+  let file: number | undefined;
+  try {
+    file = openSync(path, 'r');
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    const read = readSync(file, head, 0, head.length, 0);
+    return read === 0 || head.equals(SQLITE_HEADER);
+  } catch {
+    // Unreadable, or a folder: SQLite says why.
+    return false;
+  } finally {
+    if (file !== undefined) closeSync(file);
+  }
 }
 
 /** What is said of a file tightened. */

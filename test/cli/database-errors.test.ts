@@ -166,6 +166,8 @@ describe('compplan and a database that is locked, unreachable or cannot be writt
     copyFileSync(db.path, join(writableFolder, 'x.db'));
     chmodSync(db.dir, 0o755);
     chmodSync(acmeFile, 0o644);
+    // Readable by the other user: compplan makes its databases 0600 (docs/operations.md).
+    chmodSync(join(readOnlyFolder, 'x.db'), 0o644);
     chmodSync(readOnlyFolder, 0o555);
     chmodSync(writableFolder, 0o777);
     chmodSync(join(writableFolder, 'x.db'), 0o444);
