@@ -31,7 +31,7 @@ export interface ProblemGroup {
   /** The help page's anchor: `/app/help/import#KIND`. */
   help: string;
   problem: string;
-  whatToDo: string;
+  remedy: string;
   column?: string;
   count: number;
   /** The first EXAMPLES rows, in row order. */
@@ -51,44 +51,44 @@ const said =
 const KINDS = {
   'unknown-column': {
     problem: said('This column is not one the import knows.'),
-    whatToDo: said(
+    remedy: said(
       'Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
     ),
   },
   'missing-column': {
     problem: said('A column the import needs is missing from the first row.'),
-    whatToDo: said('Add the column, with this name in the first row, and fill it for every row.'),
+    remedy: said('Add the column, with this name in the first row, and fill it for every row.'),
   },
   'repeated-column': {
     problem: said('Two columns have the same name.'),
-    whatToDo: said('Keep one of them: delete or rename the other.'),
+    remedy: said('Keep one of them: delete or rename the other.'),
   },
   'currency-twice': {
     problem: said('The currency is given twice: as “currencyCode” and as “currencyCode.code”.'),
-    whatToDo: said('Keep one of the two columns.'),
+    remedy: said('Keep one of the two columns.'),
   },
   'mixed-separators': {
     problem: said('The rows separate their values with different characters (, ; or tab).'),
-    whatToDo: said(
+    remedy: said(
       'Save the file again from your spreadsheet as one CSV file, so that every row uses the same separator.',
     ),
   },
   'field-count': {
     problem: said('This row has a different number of values than the first row has columns.'),
-    whatToDo: said(
+    remedy: said(
       'Check the row for a value with a separator (, or ;) in it that is not in quotes, or for a missing value.',
     ),
   },
   quotes: {
     problem: said('A value’s quotes are not closed, or a quote stands inside a value.'),
-    whatToDo: said(
+    remedy: said(
       'Put a value that contains quotes in quotes, and double each quote inside it ("" for ").',
     ),
   },
   encoding: {
     problem: (choices) =>
       `The file is not written in the encoding chosen (${choices.encoding === 'utf-8' ? 'UTF-8' : 'Windows-1252'}).`,
-    whatToDo: said(
+    remedy: said(
       'Save the file as “CSV UTF-8” from your spreadsheet, or choose the encoding Windows-1252 (older Excel on Windows).',
     ),
   },
@@ -97,7 +97,7 @@ const KINDS = {
       choices.typedCells
         ? 'This is neither a date cell nor a date written as YYYY-MM-DD.'
         : `This is not a date written as ${choices.dates}.`,
-    whatToDo: (choices) =>
+    remedy: (choices) =>
       choices.typedCells
         ? 'Make the cell a date (format it as a date), or write the date as YYYY-MM-DD (for example 2025-03-15).'
         : `Write the date as ${choices.dates} (for example ${dateExample(choices)}), or choose how the file writes dates.`,
@@ -107,7 +107,7 @@ const KINDS = {
       choices.typedCells
         ? 'This is neither a number cell nor an amount written as 1234.56.'
         : `This is not an amount written as ${choices.amounts}.`,
-    whatToDo: (choices) =>
+    remedy: (choices) =>
       choices.typedCells
         ? 'Make the cell a number, or write the amount as digits, as 1234.56 (no currency sign).'
         : `Write the amount as digits, as ${choices.amounts} (no currency sign), or choose how the file writes amounts.`,
@@ -117,87 +117,85 @@ const KINDS = {
       choices.typedCells
         ? 'This is neither a number cell nor a number written as 1234.56.'
         : `This is not a number written as ${choices.amounts}.`,
-    whatToDo: (choices) =>
+    remedy: (choices) =>
       choices.typedCells
         ? 'Make the cell a number, or write the number as digits, as 1234.56.'
         : `Write the number as digits, as ${choices.amounts}, or choose how the file writes numbers.`,
   },
   boolean: {
     problem: said('This is not a yes or no.'),
-    whatToDo: said('Write TRUE or FALSE (or Yes or No), or leave the cell empty.'),
+    remedy: said('Write TRUE or FALSE (or Yes or No), or leave the cell empty.'),
   },
   eligibility: {
     problem: said('This is not an eligibility the import knows.'),
-    whatToDo: said('Write Eligible or Ineligible.'),
+    remedy: said('Write Eligible or Ineligible.'),
   },
   'currency-code': {
     problem: said('This is not a currency code.'),
-    whatToDo: said(
-      'Write the three-letter ISO 4217 code of the currency, such as USD, EUR or GBP.',
-    ),
+    remedy: said('Write the three-letter ISO 4217 code of the currency, such as USD, EUR or GBP.'),
   },
   'cycle-currency': {
     problem: said('An amount in another currency than the merit cycle’s.'),
-    whatToDo: said('Give the amounts of this column in the merit cycle’s currency.'),
+    remedy: said('Give the amounts of this column in the merit cycle’s currency.'),
   },
   email: {
     problem: said('This is not an email address.'),
-    whatToDo: said('Write the employee’s email address, such as ada@example.com.'),
+    remedy: said('Write the employee’s email address, such as ada@example.com.'),
   },
   'repeated-email': {
     problem: said('Two rows have the same email address (capitals do not count).'),
-    whatToDo: said('Each employee is one row: delete the repeated row, or correct its email.'),
+    remedy: said('Each employee is one row: delete the repeated row, or correct its email.'),
   },
   empty: {
     problem: said('This cell must not be empty.'),
-    whatToDo: said('Fill it in.'),
+    remedy: said('Fill it in.'),
   },
   'too-long': {
     problem: said('This value is too long.'),
-    whatToDo: said('Shorten it.'),
+    remedy: said('Shorten it.'),
   },
   'other-columns': {
     problem: said('The “columns.other” cell is not what the export writes there.'),
-    whatToDo: said(
+    remedy: said(
       'Leave the cell as the export wrote it, or empty; give a new column a column of its own (columns.KEY).',
     ),
   },
   'merged-cells': {
     problem: said('Cells of the first row are merged into one.'),
-    whatToDo: said(
+    remedy: said(
       'Unmerge the cells of the first row and give each column its own name, as the format lists them.',
     ),
   },
   formula: {
     problem: said('This cell holds a formula whose result was not saved with the workbook.'),
-    whatToDo: said(
+    remedy: said(
       'Open the workbook in Excel or LibreOffice, let it calculate, and save it again; or copy the cells and paste them as values.',
     ),
   },
   'cell-error': {
     problem: said('This cell holds an error (such as #N/A or #DIV/0!), not a value.'),
-    whatToDo: said('Correct the formula or write the value in the cell.'),
+    remedy: said('Correct the formula or write the value in the cell.'),
   },
   file: {
     problem: said('The file cannot be read as a spreadsheet of employees.'),
-    whatToDo: said('See the problem’s words; the help page explains the format.'),
+    remedy: said('See the problem’s words; the help page explains the format.'),
   },
   other: {
     problem: said('This value is refused.'),
-    whatToDo: said('See the problem’s words; the help page explains each column.'),
+    remedy: said('See the problem’s words; the help page explains each column.'),
   },
-} satisfies Record<string, { problem: Words; whatToDo: Words }>;
+} satisfies Record<string, { problem: Words; remedy: Words }>;
 
 export const PROBLEM_KINDS = Object.keys(KINDS) as ProblemKind[];
 
 /** Each kind's words for the help page, said for the default choices (`CHOICES` below). */
 export function kindsExplained(
   choices: ReadingChoices,
-): { kind: ProblemKind; problem: string; whatToDo: string }[] {
+): { kind: ProblemKind; problem: string; remedy: string }[] {
   return PROBLEM_KINDS.map((kind) => ({
     kind,
     problem: KINDS[kind].problem(choices),
-    whatToDo: KINDS[kind].whatToDo(choices),
+    remedy: KINDS[kind].remedy(choices),
   }));
 }
 
@@ -230,7 +228,7 @@ export function groupProblems(
         kind: problem.kind,
         help: `/app/help/import#${problem.kind}`,
         problem: words,
-        whatToDo: KINDS[problem.kind].whatToDo(choices),
+        remedy: KINDS[problem.kind].remedy(choices),
         ...(problem.column !== undefined && { column: problem.column }),
         count: 0,
         examples: [],
@@ -278,7 +276,7 @@ export function problemsCsv(problems: readonly SheetProblem[], choices: ReadingC
           problem.row ?? null,
           problem.column ?? null,
           problem.value ?? null,
-          `${problemWords(problem, choices)} ${KINDS[problem.kind].whatToDo(choices)}`,
+          `${problemWords(problem, choices)} ${KINDS[problem.kind].remedy(choices)}`,
         ].map(spreadsheetSafe),
       ),
     );
@@ -294,7 +292,7 @@ export function groupsInWords(groups: readonly ProblemGroup[]): string[] {
     const count = group.count === 1 ? '' : ` (${times})`;
     const where =
       group.column !== undefined ? `${group.column}${count}: ` : count === '' ? '' : `${times}: `;
-    lines.push(`${where}${group.problem} ${group.whatToDo}`);
+    lines.push(`${where}${group.problem} ${group.remedy}`);
     for (const example of group.examples) {
       const where = whereWords(example);
       if (where !== '') lines.push(`  ${where}`);

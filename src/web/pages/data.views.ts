@@ -395,7 +395,7 @@ function sheetProblems(sheet: SheetRefusal): SafeHtml {
       .filter((where) => where !== '');
     return html`<li class="problem-group" aria-labelledby="problem-${index}">
     <h3 id="problem-${index}">${group.column !== undefined ? html`<span class="problem-column">${group.column}</span>: ` : ''}${group.problem} <span class="problem-count">(${times(group.count)})</span></h3>
-    <p>${group.whatToDo} <a href="${group.help}">More about this problem<span class="visually-hidden">: ${group.problem}</span></a></p>
+    <p>${group.remedy} <a href="${group.help}">More about this problem<span class="visually-hidden">: ${group.problem}</span></a></p>
     ${examples.length > 0 && html`<ul class="problem-examples">${examples.map((where) => html`<li>${where}</li>`)}</ul>`}
     ${more > 0 && html`<p class="hint">And ${count(more)} more like ${more === 1 ? 'it' : 'them'}: ${download} to see every row.</p>`}
   </li>`;

@@ -31,7 +31,7 @@ export function importHelpPage(): string {
 <p>The check says how it read the file (“Read as: …”). The problems it finds download as a CSV file (row, column, value, problem) to fix in your spreadsheet.</p>
 <h2 id="problems">Problems, and what to do</h2>
 <dl>
-${kinds.map(({ kind, problem, whatToDo }) => html`<dt id="${kind}">${problem}</dt><dd>${whatToDo}</dd>`)}
+${kinds.map(({ kind, problem, remedy }) => html`<dt id="${kind}">${problem}</dt><dd>${remedy}</dd>`)}
 </dl>`,
     'card-wide',
   );
