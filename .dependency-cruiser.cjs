@@ -18,7 +18,7 @@ const LAYERS = [
   // What the application knows, whichever way in asks.
   [
     'domain',
-    '^src/((api-keys|users|sessions|columns|changes|import|audit|webhooks|export|pagination|rate-limit|currency|threads)/|(address-ranges|sealed-text|email)[.]ts$)',
+    '^src/((api-keys|users|sessions|columns|changes|import|audit|webhooks|export|pagination|rate-limit|currency|threads|row-slices)/|(address-ranges|sealed-text|email)[.]ts$)',
   ],
   // Organisations and what a key may read of them: the conditions every read path joins.
   ['tenancy', '^src/tenancy/'],

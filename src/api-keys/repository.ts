@@ -3,7 +3,13 @@ import { allowedRanges, type Range } from '../address-ranges.js';
 import type { Db, Dialect } from '../db/connect.js';
 import type { ApiKeyRow } from '../db/types.js';
 import { toIso, toIsoOrNull } from '../db/values.js';
-import { fromStoredList, type ReadScope, readScope, toStoredList } from '../tenancy/scope.js';
+import {
+  fromStoredList,
+  type ReadScope,
+  type RowSliceRef,
+  readScope,
+  toStoredList,
+} from '../tenancy/scope.js';
 
 /** A key as management shows it: never the secret nor its hash. */
 export interface ApiKey {
@@ -27,9 +33,13 @@ export interface ApiKey {
   allowedAddresses: string[] | null;
   /** Until when the secret before the last roll still works; null: none does. */
   previousSecretExpiresAt: string | null;
+  /** The slice of the organisation's employees it reads; null: every employee. */
+  rowSlice: RowSliceRef | null;
 }
 
-export function toApiKey(row: ApiKeyRow): ApiKey {
+type KeyRow = ApiKeyRow & { row_slice_description: string | null };
+
+export function toApiKey(row: KeyRow): ApiKey {
   return {
     id: row.id,
     organizationId: row.organization_id,
@@ -46,8 +56,25 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     allowedAddresses: fromStoredList(row.allowed_addresses),
     previousSecretExpiresAt:
       row.previous_secret_hash === null ? null : toIsoOrNull(row.previous_secret_expires_at),
+    rowSlice: sliceOf(row),
   };
 }
+
+const sliceOf = (row: {
+  row_slice_id: string | null;
+  row_slice_description: string | null;
+}): RowSliceRef | null =>
+  row.row_slice_id === null
+    ? null
+    : { id: row.row_slice_id, description: row.row_slice_description ?? '' };
+
+/** The keys with their slices' descriptions. */
+const keysWithSlices = (db: Db) =>
+  db
+    .selectFrom('api_keys')
+    .leftJoin('row_slices', 'row_slices.id', 'api_keys.row_slice_id')
+    .selectAll('api_keys')
+    .select('row_slices.description as row_slice_description');
 
 export interface NewApiKey {
   id: string;
@@ -61,6 +88,7 @@ export interface NewApiKey {
   hiddenColumnTypes: readonly string[];
   expiresAt: string | null;
   allowedAddresses: readonly string[] | null;
+  rowSliceId: string | null;
 }
 
 export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
@@ -79,23 +107,22 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
       allowed_addresses: toStoredList(key.allowedAddresses),
       hidden_column_types:
         key.hiddenColumnTypes.length === 0 ? null : toStoredList(key.hiddenColumnTypes),
+      row_slice_id: key.rowSliceId,
     })
     .execute();
 }
 
 export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKey[]> {
-  const rows = await db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('organization_id', '=', organizationId)
-    .orderBy('created_at')
-    .orderBy('id')
+  const rows = await keysWithSlices(db)
+    .where('api_keys.organization_id', '=', organizationId)
+    .orderBy('api_keys.created_at')
+    .orderBy('api_keys.id')
     .execute();
   return rows.map(toApiKey);
 }
 
 export async function findApiKey(db: Db, id: string): Promise<ApiKey | undefined> {
-  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await keysWithSlices(db).where('api_keys.id', '=', id).executeTakeFirst();
   return row && toApiKey(row);
 }
 
@@ -159,9 +186,10 @@ export async function findActiveKeyByHash(
 ): Promise<ActiveKey | undefined> {
   const row = await db
     .selectFrom('api_keys')
+    .leftJoin('row_slices', 'row_slices.id', 'api_keys.row_slice_id')
     .select([
-      'id',
-      'organization_id',
+      'api_keys.id',
+      'api_keys.organization_id',
       'cycle_scope',
       'hidden_columns',
       'expires_at',
@@ -169,6 +197,8 @@ export async function findActiveKeyByHash(
       'previous_secret_expires_at',
       'allowed_addresses',
       'hidden_column_types',
+      'row_slice_id',
+      'row_slices.description as row_slice_description',
     ])
     .where((eb) =>
       eb.or([eb('secret_hash', '=', secretHash), eb('previous_secret_hash', '=', secretHash)]),
@@ -196,6 +226,7 @@ export async function findActiveKeyByHash(
       fromStoredList(row.hidden_columns) ?? [],
       allowed,
       fromStoredList(row.hidden_column_types) ?? [],
+      sliceOf(row),
     ),
   };
 }

@@ -2,8 +2,11 @@
 // do. The secret exists in memory only until it is returned once.
 import { type Actor, CLI_ACTOR } from '../audit/entry.js';
 import { withRecordedAction } from '../audit/repository.js';
-import type { Db } from '../db/connect.js';
+import { type Db, dialectOf } from '../db/connect.js';
 import { newId } from '../ids.js';
+import { checkSlice } from '../row-slices/checks.js';
+import { sliceDefinitionOf } from '../row-slices/definition.js';
+import { countSliceEmployees, type RowSlice, sliceFor } from '../row-slices/repository.js';
 import { findOrganizationById, findOrganizationBySlug } from '../tenancy/organizations.js';
 import { hiddenColumnsOf, hiddenColumnTypesOf } from './columns.js';
 import { KeyManagementError } from './errors.js';
@@ -37,6 +40,11 @@ export interface CreatedRestrictedKey extends CreatedApiKey {
   hiddenColumnTypes: string[];
   expiresAt: string | null;
   allowedAddresses: string[] | null;
+  /**
+   * The slice of employees it reads, and how many it reads today in the cycles it reads
+   * (0 is allowed and said); null: every employee.
+   */
+  rowSlice: (RowSlice & { employees: number }) | null;
 }
 
 export interface NewKeyInput {
@@ -56,6 +64,10 @@ export interface NewKeyInput {
   expiresAt?: string | undefined;
   /** IPv4/IPv6 addresses or CIDR ranges it may be used from; undefined: any address. */
   allowedAddresses?: readonly string[] | undefined;
+  /** Row conditions (`department in (Engineering, Sales)`); undefined: none. */
+  rows?: string | undefined;
+  /** A manager's email: only their reporting line; undefined: none. */
+  reportsTo?: string | undefined;
 }
 
 export const KEY_NAME_MAX_LENGTH = 200;
@@ -93,6 +105,8 @@ export async function createApiKey(
     input.hiddenColumns,
     input.allowUnknownColumns === true,
   );
+  const slice = sliceDefinitionOf(input);
+  if (slice !== null) await checkSlice(db, organization, slice, cycles);
   const secret = generateSecret();
   const key = {
     id: newId('key'),
@@ -108,12 +122,29 @@ export async function createApiKey(
     allowedAddresses,
   };
   const entry = { organizationId: organization.id, actor, target: key.id, keyId: key.id };
-  // What the key may read, as keys list shows it.
-  const details = { cycles, hiddenColumns, hiddenColumnTypes, expiresAt, allowedAddresses };
-  await withRecordedAction(
+  const createdAt = key.createdAt;
+  const rowSlice = await withRecordedAction(
     db,
-    (trx) => insertApiKey(trx, key),
-    () => ({ ...entry, action: 'key.created', details, at: new Date(now) }),
+    async (trx) => {
+      const found =
+        slice === null ? null : await sliceFor(trx, dialectOf(trx), organization, slice, createdAt);
+      await insertApiKey(trx, { ...key, rowSliceId: found?.id ?? null });
+      return found;
+    },
+    (found) => ({
+      ...entry,
+      action: 'key.created',
+      // What the key may read, as keys list shows it.
+      details: {
+        cycles,
+        hiddenColumns,
+        hiddenColumnTypes,
+        expiresAt,
+        allowedAddresses,
+        ...(found && { rows: found.description }),
+      },
+      at: new Date(now),
+    }),
   );
   return {
     id: key.id,
@@ -126,6 +157,10 @@ export async function createApiKey(
     hiddenColumnTypes,
     expiresAt,
     allowedAddresses,
+    rowSlice:
+      rowSlice === null
+        ? null
+        : { ...rowSlice, employees: await countSliceEmployees(db, rowSlice.id, cycles) },
   };
 }
 
@@ -141,6 +176,7 @@ export interface RolledApiKey {
   hiddenColumnTypes: string[];
   expiresAt: string | null;
   allowedAddresses: string[] | null;
+  rowSlice: RowSlice | null;
   /** Until when the secret the key had keeps working. */
   previousSecretExpiresAt: string;
 }
@@ -203,6 +239,7 @@ export async function rollApiKeyById(
     hiddenColumnTypes: key.hiddenColumnTypes,
     expiresAt: key.expiresAt,
     allowedAddresses: key.allowedAddresses,
+    rowSlice: key.rowSlice,
     previousSecretExpiresAt,
   };
 }

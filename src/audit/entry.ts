@@ -63,6 +63,8 @@ export interface RequestEntry {
    * carried no employee.
    */
   columnsServed: string | null;
+  /** The row slice the key read through (src/row-slices/); null: a key without one. */
+  rowSliceId: string | null;
   clientAddress: string;
   userAgent: string | null;
   requestId: string;
@@ -100,6 +102,8 @@ export interface AuditEntry {
   employees: number | null;
   /** The column keys the answer carried, sorted; null when it carried no employee. */
   columnsServed: string[] | null;
+  /** The row slice a request was read through (src/row-slices/); null: none. */
+  rowSliceId: string | null;
   clientAddress: string | null;
   userAgent: string | null;
   requestId: string | null;

@@ -25,10 +25,11 @@ const REQUEST_COLUMNS = [
   ['user_agent', 'text'],
   ['request_id', 'text'],
   ['columns_served', 'text'],
+  ['row_slice_id', 'text'],
 ] as const;
 const WIDTH = REQUEST_COLUMNS.length;
 const COLUMN_LIST = REQUEST_COLUMNS.map(([name]) => name).join(',');
-/** Entries a statement: 14 values each on SQLite, far below its bound parameters. */
+/** Entries a statement: 15 values each on SQLite, far below its bound parameters. */
 export const ENTRIES_PER_STATEMENT = 1_000;
 
 /**
@@ -104,6 +105,7 @@ function parametersOf(entries: readonly RequestEntry[]): unknown[] {
       entry.userAgent,
       entry.requestId,
       entry.columnsServed,
+      entry.rowSliceId,
     );
   }
   return parameters;
@@ -254,6 +256,7 @@ function toAuditEntry(row: Row): AuditEntry {
     status: row.status === null ? null : Number(row.status),
     employees: row.employees === null ? null : Number(row.employees),
     columnsServed: columnsOfText(row.columns_served),
+    rowSliceId: row.row_slice_id,
     clientAddress: row.client_address,
     userAgent: row.user_agent,
     requestId: row.request_id,

@@ -93,7 +93,11 @@ export class OrganizationChange {
     }
     const cutoff = new Date(Date.parse(this.at) - retentionDays * DAY_MS).toISOString();
     let purged = this.purgedThrough;
-    for (const table of ['removed_employees', 'removed_merit_cycles'] as const) {
+    for (const table of [
+      'removed_employees',
+      'removed_merit_cycles',
+      'row_slice_departures',
+    ] as const) {
       const old = trx
         .selectFrom(table)
         .where('organization_id', '=', this.organizationId)

@@ -2,7 +2,7 @@
 // PostgreSQL pool. Everything above this file sees only a Kysely<Database>.
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig, PostgresBounds } from '../config.js';
 import { type DataRevision, postgresRevision, sqliteRevision } from './data-revision.js';
@@ -16,6 +16,10 @@ import type { Database } from './types.js';
 
 export type Db = Kysely<Database>;
 export type Dialect = DatabaseConfig['dialect'];
+
+/** Which database a handle (or a transaction of it) talks to. */
+export const dialectOf = (db: Db): Dialect =>
+  db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 
 export interface PoolStats {
   total: number;

@@ -20,6 +20,8 @@ export interface OrganizationsTable {
   change_seq: ChangeStamp;
   /** The newest stamp of a purged tombstone: tokens from before it get 410. */
   purged_change_seq: ChangeStamp;
+  /** The column key (or `key/part`) holding an employee's manager's email (migration 0018). */
+  manager_column: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeysTable {
@@ -51,6 +53,8 @@ export interface ApiKeysTable {
   allowed_addresses: ColumnType<string | null, string | null | undefined, string | null>;
   /** JSON array of column types whose columns the key does not read; null: none. */
   hidden_column_types: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The row slice the key reads (migration 0018); null: every employee. */
+  row_slice_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MeritCyclesTable {
@@ -91,6 +95,8 @@ export interface MeritCycleEmployeesTable {
   body: string;
   /** The stamp of the import that last wrote `body`. */
   change_seq: ChangeStamp;
+  /** The manager's email, lower case, from the organisation's manager column (0018). */
+  manager_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The column schema of a merit cycle, kept by the import (migration 0013). */
@@ -244,6 +250,39 @@ export interface AuditEntriesTable {
   details: Nullable<string>;
   /** The column keys a request served (migration 0015; src/audit/columns-served.ts). */
   columns_served: Nullable<string>;
+  /** The row slice a request was read through (migration 0018). */
+  row_slice_id: Nullable<string>;
+}
+
+/** A key's slice of an organisation's employees (migration 0018, src/row-slices/). */
+export interface RowSlicesTable {
+  id: string;
+  organization_id: string;
+  /** Canonical JSON of the definition: one row per organisation and definition. */
+  definition: string;
+  /** The definition as people read it. */
+  description: string;
+  created_at: Timestamp;
+}
+
+/** An employee a slice reads in a cycle, in list order, with its change stamp. */
+export interface RowSliceMembersTable {
+  slice_id: string;
+  merit_cycle_id: string;
+  last_name: string;
+  first_name: string;
+  employee_id: string;
+  change_seq: ChangeStamp;
+}
+
+/** An employee that left a slice (or was removed while in it), remembered like a removal. */
+export interface RowSliceDeparturesTable {
+  slice_id: string;
+  merit_cycle_id: string;
+  employee_id: string;
+  organization_id: string;
+  change_seq: ChangeStamp;
+  removed_at: Timestamp;
 }
 
 /** An organisation's running upload: a lease (migration 0017, src/import/uploads.ts). */
@@ -279,6 +318,9 @@ export interface Database {
   audit_entries: AuditEntriesTable;
   merit_cycle_imports: MeritCycleImportsTable;
   upload_slots: UploadSlotsTable;
+  row_slices: RowSlicesTable;
+  row_slice_members: RowSliceMembersTable;
+  row_slice_departures: RowSliceDeparturesTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -168,6 +168,7 @@ export default fp<AuditOptions>(
           status,
           employees,
           columnsServed: employees > 0 ? request.columnsServed : null,
+          rowSliceId: key.rowSlice?.id ?? null,
           clientAddress: request.ip,
           userAgent: typeof agent === 'string' ? agent.slice(0, MAX_USER_AGENT) : null,
           requestId: request.id,

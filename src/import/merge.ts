@@ -17,6 +17,8 @@ import type { Dialect } from '../db/connect.js';
 import type { Database, MeritCycleRow } from '../db/types.js';
 import { toIso } from '../db/values.js';
 import { newId } from '../ids.js';
+import { managerColumnOf, reportingLoops, writeManagerKeys } from '../row-slices/manager-column.js';
+import { refreshSlicesOfCycle } from '../row-slices/repository.js';
 import { findOrganizationBySlug, saveOrganization } from '../tenancy/organizations.js';
 import { type CycleChange, recordImportEvents } from '../webhooks/outbox.js';
 import { keepColumnSchema } from './columns.js';
@@ -37,6 +39,12 @@ export interface ImportSummary {
   organization: { slug: string; created: boolean; changed: OrganizationField[] };
   meritCycles: Record<Outcome, number>;
   employees: EmployeeCounts;
+  /**
+   * Reporting loops found through the organisation's manager column (A reports to B, B to
+   * A), by cycle, each as the emails around it; absent when there is none. Slices that
+   * follow reporting lines read them without looping (src/row-slices/).
+   */
+  reportingLoops?: { meritCycleId: string; loops: string[][] }[];
 }
 
 export interface ImportOptions {
@@ -67,11 +75,11 @@ export async function merge(
   options: ImportOptions,
   now: string,
 ): Promise<MergeOutcome> {
-  const { id: organizationId, ...organization } = await upsertOrganization(
-    trx,
-    root.organization,
-    now,
-  );
+  const {
+    id: organizationId,
+    managerColumn,
+    ...organization
+  } = await upsertOrganization(trx, root.organization, now);
   // After the import lock: the organisation's changes are stamped in commit order.
   const change = await OrganizationChange.begin(trx, dialect, organizationId, now);
   const summary: ImportSummary = {
@@ -88,6 +96,7 @@ export async function merge(
     const cycleChange: CycleChange = { meritCycleId: id, cycle: outcome };
     changes.push(cycleChange);
     if (!state.listsEmployees) continue;
+    const firstStamp = change.nextStamp;
     const counts = await mergeEmployees(trx, change, {
       meritCycleId: id,
       at,
@@ -97,6 +106,13 @@ export async function merge(
     });
     const wholeCycle = outcome === 'created' || options.prune === true;
     await keepColumnSchema(trx, organizationId, id, state, at, wholeCycle);
+    const loops = await keepReportingLines(trx, change, managerColumn, {
+      meritCycleId: id,
+      fromStamp: firstStamp,
+    });
+    if (loops.length > 0) {
+      summary.reportingLoops = [...(summary.reportingLoops ?? []), { meritCycleId: id, loops }];
+    }
     for (const key of ['created', 'updated', 'unchanged', 'removed'] as const) {
       summary.employees[key] += counts[key];
     }
@@ -121,11 +137,34 @@ export async function merge(
   return { summary, cycles: changes };
 }
 
+/**
+ * What the cycle's new employees mean for reporting lines and slices: the manager emails
+ * of the employees the import wrote (from stamp `fromStamp` on), the cycle's reporting
+ * loops, and every slice's members there (src/row-slices/).
+ */
+async function keepReportingLines(
+  trx: Tx,
+  change: OrganizationChange,
+  managerColumn: string | null,
+  written: { meritCycleId: string; fromStamp: number },
+): Promise<string[][]> {
+  let loops: string[][] = [];
+  if (managerColumn !== null) {
+    const column = managerColumnOf(managerColumn);
+    await writeManagerKeys(trx, change.dialect, change.organizationId, column, written);
+    loops = await reportingLoops(trx, written.meritCycleId);
+  }
+  await refreshSlicesOfCycle(trx, change, written.meritCycleId);
+  return loops;
+}
+
 async function upsertOrganization(
   trx: Tx,
   input: ImportRoot['organization'],
   now: string,
-): Promise<Omit<ImportSummary['organization'], 'slug'> & { id: string }> {
+): Promise<
+  Omit<ImportSummary['organization'], 'slug'> & { id: string; managerColumn: string | null }
+> {
   const existing = await findOrganizationBySlug(trx, input.slug);
   // An absent apiKeysEnabled leaves the organisation's setting as it is.
   const organization = {
@@ -138,7 +177,12 @@ async function upsertOrganization(
     (field) => existing && existing[field] !== organization[field],
   );
   if (!existing || changed.length > 0) await saveOrganization(trx, organization, !existing);
-  return { id: organization.id, created: !existing, changed };
+  return {
+    id: organization.id,
+    created: !existing,
+    changed,
+    managerColumn: existing?.managerColumn ?? null,
+  };
 }
 
 /** A cycle matched by id where given, else by organisation and name; written if changed. */

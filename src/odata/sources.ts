@@ -125,27 +125,42 @@ export function sourceOf(
         expression,
         ...(decimalText && { decimalText }),
       };
-    case 'Employees':
+    case 'Employees': {
       // The cycles the scope may read, by a subquery: the page still walks the employee
-      // table's own key (merit_cycle_id, last_name, first_name, id).
+      // table's own key (merit_cycle_id, last_name, first_name, id) — or a sliced key's
+      // members' key after the slice (tenancy/rows.ts), joined to the employees by it.
+      const slice = scope.rowSlice;
+      const ordered = slice === null ? 'e' : 's';
+      const [cycle, last, first, id] =
+        slice === null
+          ? ['e.merit_cycle_id', 'e.last_name', 'e.first_name', 'e.id']
+          : ['s.merit_cycle_id', 's.last_name', 's.first_name', 's.employee_id'];
+      const table =
+        slice === null
+          ? sql`merit_cycle_employees e where`
+          : sql`row_slice_members s join merit_cycle_employees e
+              on e.merit_cycle_id = s.merit_cycle_id and e.last_name = s.last_name
+             and e.first_name = s.first_name and e.id = s.employee_id
+            where s.slice_id = ${slice.id} and`;
       return {
-        rows: sql`from merit_cycle_employees e where e.organization_id = ${org}
-          and e.merit_cycle_id in (select id from merit_cycles
+        rows: sql`from ${table} e.organization_id = ${org}
+          and ${sql.ref(cycle)} in (select id from merit_cycles
             where organization_id = ${org}${inCycleScope(scope, sql`id`)})${
-              meritCycleId === undefined ? sql`` : sql` and e.merit_cycle_id = ${meritCycleId}`
+              meritCycleId === undefined ? sql`` : sql` and ${sql.ref(cycle)} = ${meritCycleId}`
             }`,
         columns: sql`e.merit_cycle_id, e.last_name, e.first_name, e.id, e.body`,
         nativeOrder: [
-          key('meritCycleId', 'e.merit_cycle_id', 'merit_cycle_id'),
-          key('lastName', 'e.last_name', 'last_name'),
-          key('firstName', 'e.first_name', 'first_name'),
-          key('id', 'e.id', 'id'),
+          key('meritCycleId', cycle, 'merit_cycle_id'),
+          key('lastName', last, 'last_name'),
+          key('firstName', first, 'first_name'),
+          key('id', id, 'id'),
         ],
-        idOrder: [key('id', 'e.id', 'id')],
-        ...(meritCycleId !== undefined && { fixedColumn: 'e.merit_cycle_id' }),
+        idOrder: [key('id', ordered === 'e' ? 'e.id' : 's.employee_id', 'id')],
+        ...(meritCycleId !== undefined && { fixedColumn: cycle }),
         expression,
         ...(decimalText && { decimalText }),
       };
+    }
     case 'ExchangeRates': {
       const rates =
         dialect === 'postgres'

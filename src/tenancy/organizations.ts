@@ -8,6 +8,8 @@ export interface Organization {
   name: string;
   apiKeysEnabled: boolean;
   createdAt: string;
+  /** The column (`key` or `key/part`) holding each employee's manager's email; null: none. */
+  managerColumn: string | null;
 }
 
 export function toOrganization(row: OrganizationRow): Organization {
@@ -17,6 +19,7 @@ export function toOrganization(row: OrganizationRow): Organization {
     name: row.name,
     apiKeysEnabled: toBoolean(row.api_keys_enabled),
     createdAt: toIso(row.created_at),
+    managerColumn: row.manager_column ?? null,
   };
 }
 
@@ -47,7 +50,11 @@ export async function findOrganizationById(db: Db, id: string): Promise<Organiza
 }
 
 /** An import's organisation: created, or its name and setting written (src/import/merge.ts). */
-export async function saveOrganization(db: Db, organization: Organization, isNew: boolean) {
+export async function saveOrganization(
+  db: Db,
+  organization: Omit<Organization, 'managerColumn'>,
+  isNew: boolean,
+) {
   const { id, slug, name, apiKeysEnabled, createdAt } = organization;
   const fields = { name, api_keys_enabled: fromBoolean(apiKeysEnabled) };
   await (isNew

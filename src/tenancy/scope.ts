@@ -19,12 +19,23 @@ export interface ReadScope {
    */
   readonly hiddenColumnTypes: readonly string[];
   /**
+   * The slice of the organisation's employees the key reads (src/row-slices/); null: every
+   * employee. Its members are precomputed, so every read path joins them (rows.ts).
+   */
+  readonly rowSlice: RowSliceRef | null;
+  /**
    * Equal exactly for keys that may see the same from the same addresses: the organisation
    * id for a key that reads everything of it from anywhere (so such keys share cached
    * answers and cursors, as before scopes existed), else the organisation id and a hash
-   * of the cycles, hidden columns, allowlist and hidden column types.
+   * of the cycles, hidden columns, allowlist, hidden column types and row slice.
    */
   readonly fingerprint: string;
+}
+
+/** A key's row slice: its id, and the slice as people read it. */
+export interface RowSliceRef {
+  readonly id: string;
+  readonly description: string;
 }
 
 /** The scope of a key of the organisation; lists are sorted, so their order never matters. */
@@ -34,6 +45,7 @@ export function readScope(
   hiddenColumns: readonly string[],
   allowedAddresses: readonly string[] | null = null,
   hiddenColumnTypes: readonly string[] = [],
+  rowSlice: RowSliceRef | null = null,
 ): ReadScope {
   const cycles = cycleIds === null ? null : [...new Set(cycleIds)].sort();
   const hidden = [...new Set(hiddenColumns)].sort();
@@ -42,13 +54,19 @@ export function readScope(
   // A key without an allowlist (or hidden types) hashes what it hashed before they existed,
   // so that its cursors stay valid.
   const scoped =
-    types.length > 0
-      ? [cycles, hidden, allowed, types]
-      : allowed === null
-        ? [cycles, hidden]
-        : [cycles, hidden, allowed];
+    rowSlice !== null
+      ? [cycles, hidden, allowed, types, rowSlice.id]
+      : types.length > 0
+        ? [cycles, hidden, allowed, types]
+        : allowed === null
+          ? [cycles, hidden]
+          : [cycles, hidden, allowed];
   const fingerprint =
-    cycles === null && hidden.length === 0 && allowed === null && types.length === 0
+    cycles === null &&
+    hidden.length === 0 &&
+    allowed === null &&
+    types.length === 0 &&
+    rowSlice === null
       ? organizationId
       : `${organizationId}/${createHash('sha256')
           .update(JSON.stringify(scoped))
@@ -60,6 +78,7 @@ export function readScope(
     hiddenColumns: hidden,
     allowedAddresses: allowed,
     hiddenColumnTypes: types,
+    rowSlice,
     fingerprint,
   };
 }

@@ -50,6 +50,7 @@ const UNRESTRICTED = {
   hiddenColumns: [],
   hiddenColumnTypes: [],
   allowedAddresses: null,
+  rowSlice: null,
   expiresAt: null,
   expired: false,
   expiringSoon: false,
@@ -122,7 +123,7 @@ describe('compplan keys and orgs', () => {
     expect(lines[1]).toMatch(/^acme +Acme Corp +enabled +\d{4}-\d\d-\d\dT[\d:.]+Z$/);
   });
 
-  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,hiddenColumnTypes,expiresAt,allowedAddresses}, and the key works against the running server', async () => {
+  it('keys create --json prints exactly one object {id,key,org,name,createdAt,cycles,hiddenColumns,hiddenColumnTypes,expiresAt,allowedAddresses,rowSlice}, and the key works against the running server', async () => {
     const result = await runCli(
       ['keys', 'create', '--org', 'acme', '--name', 'Looker export', '--json'],
       { env: db.env },
@@ -141,6 +142,7 @@ describe('compplan keys and orgs', () => {
       'hiddenColumnTypes',
       'expiresAt',
       'allowedAddresses',
+      'rowSlice',
     ]);
     expect(key).toEqual({
       id: expect.stringMatching(KEY_ID),
@@ -153,6 +155,7 @@ describe('compplan keys and orgs', () => {
       hiddenColumnTypes: [],
       expiresAt: null,
       allowedAddresses: null,
+      rowSlice: null,
     });
     created.push(key);
 
@@ -277,17 +280,17 @@ describe('compplan keys and orgs', () => {
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(
-      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +HIDDEN TYPES +ALLOWED IPS +EXPIRES +CREATED +LAST USED +STATUS$/,
+      /^ID +NAME +PREFIX +CYCLES +HIDDEN COLUMNS +HIDDEN TYPES +ALLOWED IPS +ROWS +EXPIRES +CREATED +LAST USED +STATUS$/,
     );
     const stamp = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
+        `^${victim.id} +Looker export +${victim.key.slice(0, 12)}… +all +none +none +any +all +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +revoked ${stamp}$`,
       ),
     );
     expect(lines[2]).toMatch(
       new RegExp(
-        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +none +any +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
+        `^${survivor.id} +API key +${survivor.key.slice(0, 12)}… +all +none +none +any +all +never +${stamp} +${stamp} from 127\\.0\\.0\\.1 +active$`,
       ),
     );
   });

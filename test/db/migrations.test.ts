@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
         ['0015-audit-columns-served', 'Down', 'Success'],
@@ -92,6 +93,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
+        '0018-row-slices',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -122,10 +124,12 @@ if (testDialect() === 'sqlite') {
         'index merit_cycle_employees_changes',
         'index merit_cycle_employees_email_unique',
         'index merit_cycle_employees_id',
+        // The reporting lines' index of migration 0018.
+        'index merit_cycle_employees_managers',
         'table merit_cycle_employees',
       ]);
-      expect(schema[3]?.sql).toMatch(/primary key \(merit_cycle_id, last_name, first_name, id\),/);
-      expect(schema[3]?.sql).toMatch(/\) without rowid$/);
+      expect(schema[4]?.sql).toMatch(/primary key \(merit_cycle_id, last_name, first_name, id\),/);
+      expect(schema[4]?.sql).toMatch(/\) without rowid$/);
       // The page query of src/modules/employees/repository.ts, past a cursor.
       const { rows: plan } = await sql<{ detail: string }>`
         explain query plan
@@ -240,6 +244,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0018-row-slices', 'Success'],
       ['0017-upload-slots', 'Success'],
       ['0016-hidden-column-types', 'Success'],
       ['0015-audit-columns-served', 'Success'],
@@ -272,6 +277,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0015-audit-columns-served',
       '0016-hidden-column-types',
       '0017-upload-slots',
+      '0018-row-slices',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -303,6 +309,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
         ['0015-audit-columns-served', 'Down', 'Success'],
@@ -329,6 +336,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
+        '0018-row-slices',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -364,6 +372,7 @@ describe('migration 0012 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0011-webhooks');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
         ['0015-audit-columns-served', 'Down', 'Success'],
@@ -384,6 +393,7 @@ describe('migration 0012 down and up again', () => {
         '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
+        '0018-row-slices',
       ]);
       expect(await apiKeyColumns()).toContain('allowed_addresses');
       revision = await readKeysRevision(db);
@@ -411,6 +421,7 @@ describe('migration 0016 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0015-audit-columns-served');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
       ]);
@@ -424,6 +435,7 @@ describe('migration 0016 down and up again', () => {
       expect(await migrateToLatest(server.database)).toEqual([
         '0016-hidden-column-types',
         '0017-upload-slots',
+        '0018-row-slices',
       ]);
       revision = await readKeysRevision(db);
       await sql`update api_keys set hidden_column_types = '["currency"]' where name = 'typed'`.execute(
@@ -469,6 +481,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         const { db } = server.database;
         const down = await migratorOf(server.database).migrateTo('0012-audit-log');
         expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+          ['0018-row-slices', 'Down', 'Success'],
           ['0017-upload-slots', 'Down', 'Success'],
           ['0016-hidden-column-types', 'Down', 'Success'],
           ['0015-audit-columns-served', 'Down', 'Success'],
@@ -500,8 +513,16 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
           '0015-audit-columns-served',
           '0016-hidden-column-types',
           '0017-upload-slots',
+          '0018-row-slices',
         ]);
-        expect(await employees()).toEqual(employeesBefore);
+        // As they were, with 0018's manager email beside them (none: no manager column).
+        expect(
+          (await employees()).map((row) => {
+            const { manager_key, ...employee } = row as Record<string, unknown>;
+            expect(manager_key).toBeNull();
+            return employee;
+          }),
+        ).toEqual(employeesBefore);
       } finally {
         await server.close();
       }

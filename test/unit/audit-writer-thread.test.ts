@@ -39,6 +39,7 @@ const entry = (requestId: string): RequestEntry => ({
   userAgent: 'curl/8.5.0',
   requestId,
   columnsServed: null,
+  rowSliceId: null,
 });
 
 const requestIds = async () =>

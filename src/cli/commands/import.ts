@@ -13,6 +13,7 @@ import type { Source } from '../../import/source.js';
 import { configFromEnvironment, withDatabase } from '../context.js';
 import { CliError, EXIT_USAGE } from '../errors.js';
 import { interruptible, unlessAborted } from '../interruption.js';
+import { reportingLoopLines } from './orgs.js';
 
 /**
  * A CSV file (or standard input) whole: it lists one cycle, so it is small (4 MiB at most);
@@ -39,6 +40,7 @@ export function describeSummary(summary: ImportSummary): string {
       : []),
     `  merit cycles: ${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`,
     `  employees:    ${e.created} created, ${e.updated} updated, ${e.unchanged} unchanged, ${e.removed} removed`,
+    ...reportingLoopLines(summary.reportingLoops ?? []).map((line) => `  ${line}`),
   ].join('\n');
 }
 

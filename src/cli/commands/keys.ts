@@ -17,6 +17,8 @@ interface CreateOptions {
   expiresIn?: string;
   expiresAt?: string;
   allowIps?: string;
+  rows?: string;
+  reportsTo?: string;
   baseUrl?: string;
   json?: boolean;
 }
@@ -38,6 +40,7 @@ function listed(key: ApiKey, now: number) {
     hiddenColumns: key.hiddenColumns,
     hiddenColumnTypes: key.hiddenColumnTypes,
     allowedAddresses: key.allowedAddresses,
+    rowSlice: key.rowSlice,
     expiresAt: key.expiresAt,
     expired,
     expiringSoon:
@@ -50,6 +53,15 @@ function listed(key: ApiKey, now: number) {
         ? key.previousSecretExpiresAt
         : null,
   };
+}
+
+/** What a new key's slice reads today; a slice that reads nobody yet is allowed, and said. */
+function sliceSentence(slice: { description: string; employees: number }): string {
+  const count =
+    slice.employees === 0
+      ? 'no employee today: check the values and the letter case, as the data writes them'
+      : `${slice.employees.toLocaleString('en')} employee${slice.employees === 1 ? '' : 's'} today`;
+  return `It reads only the employees where ${slice.description}: ${count}.`;
 }
 
 function statusOf(key: ReturnType<typeof listed>): string {
@@ -89,10 +101,18 @@ export function registerKeys(program: Command): void {
       '--allow-ips <cidrs>',
       'usable only from these IPv4/IPv6 addresses or CIDR ranges, e.g. 203.0.113.0/24,2001:db8::/32; default: any',
     )
+    .option(
+      '--rows <conditions>',
+      'read only the employees these text column conditions hold for, e.g. "department in (Engineering, Sales) and country = DE" (docs/api-keys.md, "Slices")',
+    )
+    .option(
+      '--reports-to <email>',
+      "read only the employees whose reporting line reaches this manager, at any depth (needs the organisation's manager column: compplan orgs set SLUG --manager-column KEY)",
+    )
     .option('--base-url <url>', baseUrlHelp('the server of the curl line printed'))
     .option(
       '--json',
-      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","hiddenColumnTypes","expiresAt","allowedAddresses"} (docs/api-keys.md)',
+      'print {"id","key","org","name","createdAt","cycles","hiddenColumns","hiddenColumnTypes","expiresAt","allowedAddresses","rowSlice"} (docs/api-keys.md)',
     )
     .action(async (options: CreateOptions) => {
       // Checked before the key is made: a bad address is a usage error.
@@ -116,6 +136,8 @@ export function registerKeys(program: Command): void {
           expiresAt: options.expiresAt,
           allowedAddresses:
             options.allowIps === undefined ? undefined : parseList(options.allowIps, '--allow-ips'),
+          rows: options.rows,
+          reportsTo: options.reportsTo,
         }),
       );
       const { id, key, org, name } = created;
@@ -134,6 +156,7 @@ export function registerKeys(program: Command): void {
         ...(created.allowedAddresses
           ? [`It may be used only from ${created.allowedAddresses.join(', ')}.`]
           : []),
+        ...(created.rowSlice ? [sliceSentence(created.rowSlice)] : []),
       ];
       console.log(
         [
@@ -162,7 +185,7 @@ export function registerKeys(program: Command): void {
     )
     .option(
       '--json',
-      'print {"id","key","org","name","cycles","hiddenColumns","hiddenColumnTypes","expiresAt","allowedAddresses","previousSecretExpiresAt"} (docs/api-keys.md)',
+      'print {"id","key","org","name","cycles","hiddenColumns","hiddenColumnTypes","expiresAt","allowedAddresses","rowSlice","previousSecretExpiresAt"} (docs/api-keys.md)',
     )
     .action(async (id: string, options: { grace: string; json?: boolean }) => {
       const { rollApiKeyById } = await service();
@@ -208,6 +231,7 @@ export function registerKeys(program: Command): void {
             'HIDDEN COLUMNS',
             'HIDDEN TYPES',
             'ALLOWED IPS',
+            'ROWS',
             'EXPIRES',
             'CREATED',
             'LAST USED',
@@ -221,6 +245,7 @@ export function registerKeys(program: Command): void {
             k.hiddenColumns.length > 0 ? k.hiddenColumns.join(',') : 'none',
             k.hiddenColumnTypes.length > 0 ? k.hiddenColumnTypes.join(',') : 'none',
             k.allowedAddresses?.join(',') ?? 'any',
+            k.rowSlice?.description ?? 'all',
             k.expiresAt ?? 'never',
             k.createdAt,
             k.lastUsedAt ? `${k.lastUsedAt} from ${k.lastUsedAddress ?? 'unknown'}` : 'never',

@@ -41,19 +41,65 @@ export function registerOrgs(program: Command): void {
     .description('Change a setting (Settings → Roles & Permissions)')
     .argument('<slug>', 'the organisation')
     .addOption(
-      new Option('--api-keys <state>', 'whether administrators may generate API keys')
-        .choices(['enabled', 'disabled'])
-        .makeOptionMandatory(),
+      new Option('--api-keys <state>', 'whether administrators may generate API keys').choices([
+        'enabled',
+        'disabled',
+      ]),
     )
-    .action(async (slug: string, options: { apiKeys: 'enabled' | 'disabled' }) => {
-      const { findOrganizationBySlug } = await import('../../tenancy/organizations.js');
-      const { changeApiKeysSetting } = await import('../../api-keys/organization-setting.js');
-      const { CLI_ACTOR } = await import('../../audit/entry.js');
-      await withDatabase(configFromEnvironment(), async ({ db }) => {
-        const organization = await findOrganizationBySlug(db, slug);
-        if (!organization) throw new CliError(`No organisation with slug "${slug}"`);
-        await changeApiKeysSetting(db, organization.id, options.apiKeys === 'enabled', CLI_ACTOR);
-      });
-      console.log(`API key generation is now ${options.apiKeys} for ${slug}.`);
-    });
+    .option(
+      '--manager-column <key>',
+      "the text column (or composite part, key/part) holding each employee's manager's email, which --reports-to keys follow; none to clear it",
+    )
+    .action(
+      async (
+        slug: string,
+        options: { apiKeys?: 'enabled' | 'disabled'; managerColumn?: string },
+      ) => {
+        if (options.apiKeys === undefined && options.managerColumn === undefined) {
+          throw new CliError('Give --api-keys enabled|disabled or --manager-column KEY (or both)');
+        }
+        const { findOrganizationBySlug } = await import('../../tenancy/organizations.js');
+        const { changeApiKeysSetting } = await import('../../api-keys/organization-setting.js');
+        const { setManagerColumn } = await import('../../row-slices/manager-setting.js');
+        const { CLI_ACTOR } = await import('../../audit/entry.js');
+        const config = configFromEnvironment();
+        await withDatabase(config, async (database) => {
+          const organization = await findOrganizationBySlug(database.db, slug);
+          if (!organization) throw new CliError(`No organisation with slug "${slug}"`);
+          if (options.managerColumn !== undefined) {
+            const column = options.managerColumn === 'none' ? null : options.managerColumn;
+            const { reportingLoops } = await setManagerColumn(database, slug, column, {
+              changeRetentionDays: config.changeRetentionDays,
+            });
+            console.log(
+              column === null
+                ? `${slug} has no manager column now.`
+                : `${slug}'s manager column is now ${column}: keys made with --reports-to follow it.`,
+            );
+            for (const line of reportingLoopLines(reportingLoops)) console.log(line);
+          }
+          if (options.apiKeys !== undefined) {
+            await changeApiKeysSetting(
+              database.db,
+              organization.id,
+              options.apiKeys === 'enabled',
+              CLI_ACTOR,
+            );
+            console.log(`API key generation is now ${options.apiKeys} for ${slug}.`);
+          }
+        });
+      },
+    );
+}
+
+/** Reporting loops, as the import's summary and `orgs set --manager-column` say them. */
+export function reportingLoopLines(
+  found: readonly { meritCycleId: string; loops: string[][] }[],
+): string[] {
+  return found.flatMap(({ meritCycleId, loops }) =>
+    loops.map(
+      (loop) =>
+        `Reporting loop in ${meritCycleId}: ${[...loop, loop[0]].join(' → ')} (each reports to the next). Slices that follow reporting lines read it without looping; fix the managers in your data.`,
+    ),
+  );
 }

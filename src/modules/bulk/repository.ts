@@ -15,6 +15,22 @@ import type { ReadScope } from '../../tenancy/scope.js';
  * stamp away: the organisation's purge mark, which only grows, is part of the version
  * so that the version never goes back to one it had. Three index lookups, no rows read.
  */
+/**
+ * The newest stamps of what the scope reads of cycle `c`: its employees and removals, or a
+ * sliced key's members and departures (which a change of the slice stamps as well).
+ */
+function versionOf(scope: ReadScope) {
+  const slice = scope.rowSlice;
+  if (slice === null) {
+    return sql`(select max(change_seq) from merit_cycle_employees where merit_cycle_id = c.id) as employees,
+      (select max(change_seq) from removed_employees where merit_cycle_id = c.id) as removals,`;
+  }
+  return sql`(select max(change_seq) from row_slice_members
+        where slice_id = ${slice.id} and merit_cycle_id = c.id) as employees,
+      (select max(change_seq) from row_slice_departures
+        where slice_id = ${slice.id} and merit_cycle_id = c.id) as removals,`;
+}
+
 export async function employeesVersion(
   db: Db,
   scope: ReadScope,
@@ -26,9 +42,7 @@ export async function employeesVersion(
     removals: number | string | null;
     purged: number | string;
   }>`
-    select
-      (select max(change_seq) from merit_cycle_employees where merit_cycle_id = c.id) as employees,
-      (select max(change_seq) from removed_employees where merit_cycle_id = c.id) as removals,
+    select ${versionOf(scope)}
       o.purged_change_seq as purged
     from merit_cycles c join organizations o on o.id = c.organization_id
     where c.organization_id = ${scope.organizationId} and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}`.execute(

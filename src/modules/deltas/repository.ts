@@ -13,6 +13,7 @@ import type { Db, Dialect } from '../../db/connect.js';
 import type { MeritCycleRow } from '../../db/types.js';
 import { isId } from '../../ids.js';
 import { inCycleScope } from '../../tenancy/cycles.js';
+import { employeeChangeRows } from '../../tenancy/rows.js';
 import type { ReadScope } from '../../tenancy/scope.js';
 import { withoutColumnsOf } from '../employees/hidden-columns.js';
 import { toMeritCycle } from '../merit-cycles/repository.js';
@@ -70,7 +71,8 @@ function split<Row extends CompoundRow, Item>(
 
 /** One range scan of the compound: a table's rows in change order, above a stamp. */
 interface Scan {
-  table: string;
+  /** A table's name, or a subquery with the table's columns (tenancy/rows.ts). */
+  table: string | RawBuilder<unknown>;
   /** Which of the table's rows (besides the change order). */
   where: RawBuilder<unknown>;
   /** What the scan reads besides stamp and id, as `, column, …`; nothing for a tombstone. */
@@ -96,7 +98,7 @@ function changesQuery<Row extends CompoundRow>(
   const n = walk.limit + 1;
   const scan = (kind: number, name: string, stamp: number, part: Scan) =>
     sql`select ${sql.lit(kind)}, stamp, id, ${part.row} from (
-      select change_seq as stamp, id${part.columns} from ${sql.table(part.table)}
+      select change_seq as stamp, id${part.columns} from ${typeof part.table === 'string' ? sql.table(part.table) : sql`${part.table} t`}
        where ${part.where} and ${changedSince(stamp, walk)}
        order by change_seq, id limit ${n}) ${sql.id(name)}`;
   const removals =
@@ -127,6 +129,12 @@ export function employeeChangesQuery(
   // SQLite hands a BLOB over as bytes: the page goes from the database to the socket
   // without becoming JavaScript strings and back (as the list's page does).
   const body = dialect === 'sqlite' ? sql`cast(body as blob)` : sql`body`;
+  // A sliced key's changes are its slice's (tenancy/rows.ts).
+  const sliced = employeeChangeRows(
+    scope,
+    meritCycleId,
+    dialect === 'sqlite' ? sql`cast(e.body as blob)` : sql`e.body`,
+  );
   return changesQuery<EmployeeChangeRow>(
     sql`select ${sql.lit(HEADER)} as kind, o.change_seq as stamp, null as id, null as body,
            o.purged_change_seq as purged, c.created_change_seq as created
@@ -134,15 +142,17 @@ export function employeeChangesQuery(
       join merit_cycles c on c.organization_id = o.id and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}
      where o.id = ${organizationId}`,
     walk,
+    sliced
+      ? { table: sliced.live, where: sql`1 = 1`, columns: sql`, body`, row: sql`body, null, null` }
+      : {
+          table: 'merit_cycle_employees',
+          where: sql`merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}`,
+          columns: sql`, ${body} as body`,
+          row: sql`body, null, null`,
+        },
     {
-      table: 'merit_cycle_employees',
-      where: sql`merit_cycle_id = ${meritCycleId} and organization_id = ${organizationId}`,
-      columns: sql`, ${body} as body`,
-      row: sql`body, null, null`,
-    },
-    {
-      table: 'removed_employees',
-      where: sql`merit_cycle_id = ${meritCycleId}`,
+      table: sliced ? sliced.removed : 'removed_employees',
+      where: sliced ? sql`1 = 1` : sql`merit_cycle_id = ${meritCycleId}`,
       columns: sql``,
       row: sql`null, null, null`,
     },

@@ -8,6 +8,7 @@ import type { Db, Dialect } from '../../db/connect.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
 import { inCycleScope } from '../../tenancy/cycles.js';
+import { employeeRows } from '../../tenancy/rows.js';
 import type { ReadScope } from '../../tenancy/scope.js';
 import { withoutColumns } from './hidden-columns.js';
 import type { Employee, EmployeeAfter, EmployeeFilters } from './schema.js';
@@ -57,14 +58,14 @@ export async function readEmployeeTexts(
 ): Promise<EmployeeTexts | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
   const { organizationId } = scope;
-  // A row-value comparison is one range scan of the (…, last_name, first_name, id) index.
-  const from = after
-    ? sql` and (last_name, first_name, id) > (${after[0]}, ${after[1]}, ${after[2]})`
-    : sql``;
+  // A row-value comparison is one range scan of the (…, last_name, first_name, id) key:
+  // the employee table's, or a sliced key's members' (tenancy/rows.ts).
+  const readable = employeeRows(scope, meritCycleId);
+  const order = sql`${readable.lastName}, ${readable.firstName}, ${readable.id}`;
+  const from = after ? sql` and (${order}) > (${after[0]}, ${after[1]}, ${after[2]})` : sql``;
   const employees = sql`
-    select body, last_name, first_name, id from merit_cycle_employees
-    where organization_id = ${organizationId} and merit_cycle_id = ${meritCycleId}${from}
-    order by last_name, first_name, id limit ${limit}`;
+    select e.body, e.last_name, e.first_name, e.id ${readable.from}${from}
+    order by ${order} limit ${limit}`;
   if (dialect === 'postgres') {
     // No row: the scope may not read the cycle; one row without a body: it has no
     // employees (after `after`); else a row an employee.
