@@ -104,7 +104,7 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'bulkMeritCycleEmployees',
       summary: 'Download every employee of a merit cycle in one response',
       description:
-        "The whole cycle as NDJSON or CSV, from one consistent snapshot: an import committing meanwhile is wholly in it or wholly absent. Streamed (chunked), gzip or br when accepted; no Content-Length. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). One request of the quota, and one download per key at a time: a second one meanwhile gets 429 with Retry-After. The ETag changes when the cycle's employees do: If-None-Match answers 304 without reading them.",
+        "The whole cycle as NDJSON or CSV, from one consistent snapshot: an import committing meanwhile is wholly in it or wholly absent. Streamed (chunked), gzip or br when accepted; no Content-Length. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). A key with a row slice (--rows, --reports-to) downloads only the slice's employees, with the cycle's CSV header; its ETag changes only when they change, enter or leave the slice. One request of the quota, and one download per key at a time: a second one meanwhile gets 429 with Retry-After. The ETag changes when the cycle's employees do: If-None-Match answers 304 without reading them.",
       tags: ['Merit cycle employees'],
       params: EmployeesParams,
       querystring: BulkQuery,

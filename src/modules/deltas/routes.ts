@@ -53,7 +53,7 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
     schema: {
       operationId: 'meritCyclesDelta',
       summary: 'What changed in the merit cycles',
-      description: `${DELTA_DESCRIPTION} A change of a merit cycle's exchange rates is a change of the cycle. A key restricted to some merit cycles sees only theirs.`,
+      description: `${DELTA_DESCRIPTION} A change of a merit cycle's exchange rates is a change of the cycle. A key restricted to some merit cycles sees only theirs; a key with a row slice sees every cycle (a slice limits employees, not cycles).`,
       tags: ['Delta sync'],
       querystring: DeltaQuery,
       response: { 200: MeritCycleDeltaPage, ...responses },
@@ -79,7 +79,7 @@ export const deltaRoutes: FastifyPluginAsyncZod<DeltaRoutesOptions> = async (app
     schema: {
       operationId: 'meritCycleEmployeesDelta',
       summary: 'What changed in the employees of a merit cycle',
-      description: `${DELTA_DESCRIPTION} A merit cycle removed since the token is not found (404): its removal is in the merit cycles delta, and stands for all of its employees. Column keys the key hides are absent, as in the list.`,
+      description: `${DELTA_DESCRIPTION} A merit cycle removed since the token is not found (404): its removal is in the merit cycles delta, and stands for all of its employees. Column keys the key hides are absent, as in the list. A key with a row slice (--rows, --reports-to) sees only the slice's changes: an employee who enters the slice comes in full, as a created one; one who leaves it comes as removed; a change of an employee outside it is none.`,
       tags: ['Delta sync'],
       params: EmployeesParams,
       querystring: DeltaQuery,

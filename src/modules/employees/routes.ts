@@ -23,7 +23,7 @@ export const employeeRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'listMeritCycleEmployees',
       summary: 'List the employees of a merit cycle',
       description:
-        "Ordered by lastName, then firstName, then id (code-point order). Column keys the key hides are absent from every employee; a merit cycle outside the key's cycle scope is not found (404).",
+        "Ordered by lastName, then firstName, then id (code-point order). Column keys the key hides are absent from every employee; a merit cycle outside the key's cycle scope is not found (404). A key with a row slice (--rows, --reports-to) lists only the slice's employees, and its cursors walk only them.",
       tags: ['Merit cycle employees'],
       params: EmployeesParams,
       querystring: ListEmployeesQuery,

@@ -36,7 +36,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'listMeritCycles',
       summary: 'List merit cycles',
       description:
-        'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND. A key restricted to some merit cycles lists only those.',
+        'Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND. A key restricted to some merit cycles lists only those; a row slice (--rows, --reports-to) limits employees, not merit cycles.',
       tags: ['Merit cycles'],
       querystring: ListMeritCyclesQuery,
       response: {
@@ -119,7 +119,7 @@ export const meritCycleRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'getMeritCycleColumns',
       summary: 'Get the column schema of a merit cycle',
       description:
-        "Every column key the merit cycle's employees carry, with its one display name and type, ordered by key; for a composite column the parts seen. Kept up to date by each import. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404).",
+        "Every column key the merit cycle's employees carry, with its one display name and type, ordered by key; for a composite column the parts seen. Kept up to date by each import. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). A key's row slice does not change it: the schema is the cycle's.",
       tags: ['Merit cycles'],
       params: MeritCycleParams,
       querystring: NoQuery,

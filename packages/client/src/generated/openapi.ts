@@ -73,7 +73,7 @@ export interface paths {
         };
         /**
          * List merit cycles
-         * @description Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND. A key restricted to some merit cycles lists only those.
+         * @description Newest createdDate first, ties by id. Filters: status, and startDate bounds (gt, gte, lt, lte as flat parameters or as startDate[gte] …), which compare the UTC calendar date of startDate and combine with AND. A key restricted to some merit cycles lists only those; a row slice (--rows, --reports-to) limits employees, not merit cycles.
          */
         get: operations["listMeritCycles"];
         put?: never;
@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * Get the column schema of a merit cycle
-         * @description Every column key the merit cycle's employees carry, with its one display name and type, ordered by key; for a composite column the parts seen. Kept up to date by each import. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404).
+         * @description Every column key the merit cycle's employees carry, with its one display name and type, ordered by key; for a composite column the parts seen. Kept up to date by each import. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). A key's row slice does not change it: the schema is the cycle's.
          */
         get: operations["getMeritCycleColumns"];
         put?: never;
@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * List the employees of a merit cycle
-         * @description Ordered by lastName, then firstName, then id (code-point order). Column keys the key hides are absent from every employee; a merit cycle outside the key's cycle scope is not found (404).
+         * @description Ordered by lastName, then firstName, then id (code-point order). Column keys the key hides are absent from every employee; a merit cycle outside the key's cycle scope is not found (404). A key with a row slice (--rows, --reports-to) lists only the slice's employees, and its cursors walk only them.
          */
         get: operations["listMeritCycleEmployees"];
         put?: never;
@@ -173,7 +173,7 @@ export interface paths {
         };
         /**
          * What changed in the merit cycles
-         * @description Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again. A change of a merit cycle's exchange rates is a change of the cycle. A key restricted to some merit cycles sees only theirs.
+         * @description Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again. A change of a merit cycle's exchange rates is a change of the cycle. A key restricted to some merit cycles sees only theirs; a key with a row slice sees every cycle (a slice limits employees, not cycles).
          */
         get: operations["meritCyclesDelta"];
         put?: never;
@@ -193,7 +193,7 @@ export interface paths {
         };
         /**
          * What changed in the employees of a merit cycle
-         * @description Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again. A merit cycle removed since the token is not found (404): its removal is in the merit cycles delta, and stands for all of its employees. Column keys the key hides are absent, as in the list.
+         * @description Without deltaToken: every current item, paged (a full sync). With the deltaToken of the last page of a previous walk: only the items created, changed or removed since, in the order of their last change, ties by id — changed items in full, removed ones as `{ "id", "removed": true }`. Every page but the last has a nextCursor; the last has the deltaToken to keep for next time. A token older than CHANGE_RETENTION_DAYS (30 by default) gets 410: sync in full again. A merit cycle removed since the token is not found (404): its removal is in the merit cycles delta, and stands for all of its employees. Column keys the key hides are absent, as in the list. A key with a row slice (--rows, --reports-to) sees only the slice's changes: an employee who enters the slice comes in full, as a created one; one who leaves it comes as removed; a change of an employee outside it is none.
          */
         get: operations["meritCycleEmployeesDelta"];
         put?: never;
@@ -213,7 +213,7 @@ export interface paths {
         };
         /**
          * Download every employee of a merit cycle in one response
-         * @description The whole cycle as NDJSON or CSV, from one consistent snapshot: an import committing meanwhile is wholly in it or wholly absent. Streamed (chunked), gzip or br when accepted; no Content-Length. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). One request of the quota, and one download per key at a time: a second one meanwhile gets 429 with Retry-After. The ETag changes when the cycle's employees do: If-None-Match answers 304 without reading them.
+         * @description The whole cycle as NDJSON or CSV, from one consistent snapshot: an import committing meanwhile is wholly in it or wholly absent. Streamed (chunked), gzip or br when accepted; no Content-Length. Column keys the key hides are absent; a merit cycle outside the key's cycle scope is not found (404). A key with a row slice (--rows, --reports-to) downloads only the slice's employees, with the cycle's CSV header; its ETag changes only when they change, enter or leave the slice. One request of the quota, and one download per key at a time: a second one meanwhile gets 429 with Retry-After. The ETag changes when the cycle's employees do: If-None-Match answers 304 without reading them.
          */
         get: operations["bulkMeritCycleEmployees"];
         put?: never;
