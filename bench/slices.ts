@@ -213,8 +213,21 @@ async function benchDatabase(
   };
   const cli = (...args: string[]) => run(process.execPath, [BIN, ...args], env);
   await cli('orgs', 'set', DEEP_ORGANIZATION, '--manager-column', MANAGER_COLUMN);
-  const keyOf = async (...args: string[]) =>
-    (JSON.parse(await cli('keys', 'create', ...args, '--json')) as { key: string }).key;
+  // A sliced key's members are computed as it is made; on PostgreSQL under load that has
+  // run past the 2 s statement timeout ("try again", says compplan): tried three times,
+  // each failure logged, so that a quiet run shows whether it happens at all.
+  const keyOf = async (...args: string[]): Promise<string> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (JSON.parse(await cli('keys', 'create', ...args, '--json')) as { key: string }).key;
+      } catch (error) {
+        if (attempt === 3) throw error;
+        log(
+          `${database}: keys create ${args.join(' ')} failed (attempt ${attempt}): ${(error as Error).message.split('\n').at(-2) ?? ''}`,
+        );
+      }
+    }
+  };
   const keys = {
     all: await keyOf('--org', DEEP_ORGANIZATION, '--name', 'bench unsliced'),
     region: await keyOf(
