@@ -1,6 +1,7 @@
 // npm run bench:data -- --employees N [--deep N] [--database URL] [--only-load] [--format json]
 // npm run bench:data -- --deep N --database URL --change-deep PERCENT
 // npm run bench:data -- --deep 0 --database URL --open-types   (the cost of the type checks)
+// npm run bench:data -- --employees 200 --deep N --slices --only-load   (the row slices' data)
 //
 // A realistic large data set, loaded through the real import path — the command line,
 // `bin/compplan.js import FILE` executed (with the V8 flags of its first line), one process
@@ -26,6 +27,14 @@
 // preferred name for every 100/PERCENT-th): what `npm run bench` reads a delta of.
 // --open-types writes every column's type as an open one (`x-currency`, …), whose values
 // the import keeps unchecked: runs with and without it give the cost of the type checks.
+// --slices gives the deep cycle's employees two more text columns for the row slices'
+// benchmark (bench/slices.ts): `region`, 'Nordics' for every tenth employee (exactly 10 %
+// of the cycle when --deep is a multiple of 10), and `managerEmail`, a reporting tree in
+// which employee 1 (SLICE_MANAGER_EMAIL) has exactly 1,000 employees below, at any depth
+// (when --deep is at least 1,002); and it adds an organisation `bench-tenth` with one
+// cycle (TENTH_CYCLE) of --deep / 10 employees of the same shape, made from the slice's
+// own indices (0, 10, 20, …), so that an unsliced download of the slice's size reads the
+// same rows. Without --slices the data is as before (the other benchmarks' figures stand).
 // Not part of npm test.
 import { spawn } from 'node:child_process';
 import {
@@ -53,6 +62,59 @@ export const ORGANIZATIONS = 20;
 export const CYCLES_PER_ORGANIZATION = 10;
 export const DEEP_ORGANIZATION = 'bench-deep';
 export const DEEP_CYCLE = 'mc_d0000000-0000-4000-8000-000000000001';
+export const TENTH_ORGANIZATION = 'bench-tenth';
+export const TENTH_CYCLE = 'mc_d0000000-0000-4000-8000-000000000002';
+/** The region of every tenth employee of the deep cycle with --slices: 10 % of it. */
+export const SLICE_REGION = 'Nordics';
+const REGIONS = [
+  SLICE_REGION,
+  'DACH',
+  'Benelux',
+  'Iberia',
+  'Italy',
+  'France',
+  'UK',
+  'US East',
+  'US West',
+  'APAC',
+];
+/** The employees below SLICE_MANAGER_EMAIL, at any depth, in a deep cycle of 1,002 or more. */
+export const SLICE_REPORTING_LINE = 1_000;
+const DEEP_CYCLE_NUMBER = 100_000;
+const deepEmail = (index: number) => employee(DEEP_CYCLE_NUMBER, index, 'deep.example').email;
+
+/**
+ * The manager of deep employee `index` with --slices: employee 0 has none; employee 1 is
+ * under 0, and employees 2 … 1,001 form a tree of ten reports a manager below 1 (1,000
+ * employees, four levels); the rest report to 0 (up to 10,019) or to index / 10, never
+ * into 1's tree.
+ */
+function managerIndex(index: number): number | null {
+  if (index === 0) return null;
+  if (index === 1) return 0;
+  if (index <= SLICE_REPORTING_LINE + 1) return 1 + Math.floor((index - 2) / 10);
+  return index < 10 * (SLICE_REPORTING_LINE + 2) ? 0 : Math.floor(index / 10);
+}
+
+/** Employee 1 of the deep cycle: SLICE_REPORTING_LINE employees below them with --slices. */
+export const SLICE_MANAGER_EMAIL = (): string => deepEmail(1);
+
+/** Employee `index` with the two text columns of --slices (region, managerEmail). */
+function withSliceColumns(stored: EmployeeInput, index: number): EmployeeInput {
+  const manager = managerIndex(index);
+  return {
+    ...stored,
+    columns: {
+      ...(stored.columns ?? {}),
+      region: { name: 'Region', type: 'text', value: REGIONS[index % REGIONS.length] ?? '' },
+      managerEmail: {
+        name: 'Manager Email',
+        type: 'text',
+        value: manager === null ? null : deepEmail(manager),
+      },
+    },
+  };
+}
 
 // Non-ASCII letters in names of every part of the sort order, and in one department of
 // eight (which does not follow the sort order), so that every page carries some near its
@@ -367,9 +429,15 @@ const DEEP_ORGANIZATION_LINE = {
 };
 
 /** The deep cycle in one NDJSON file (larger than a JSON data set may be). */
-function writeDeepFile(dir: string, deep: number, changedEvery = 0): DataFile {
+function writeDeepFile(
+  dir: string,
+  deep: number,
+  changedEvery = 0,
+  sliceColumns = false,
+): DataFile {
   const deepEmployee = (i: number) => {
-    const stored = employee(100_000, i, 'deep.example');
+    const generated = employee(DEEP_CYCLE_NUMBER, i, 'deep.example');
+    const stored = sliceColumns ? withSliceColumns(generated, i) : generated;
     return changedEvery > 0 && i % changedEvery === 0
       ? { ...stored, preferredName: `Changed ${i}` }
       : stored;
@@ -389,6 +457,29 @@ function writeDeepFile(dir: string, deep: number, changedEvery = 0): DataFile {
     employees: deep,
     bytes: out.bytes,
   };
+}
+
+/**
+ * Organisation `bench-tenth`: one cycle of `count` employees made from the deep cycle's
+ * indices 0, 10, 20, … (its 10 % slice) with the --slices columns, under ids of their own.
+ */
+function writeTenthFile(dir: string, count: number): DataFile {
+  const path = join(dir, `${TENTH_ORGANIZATION}.ndjson`);
+  const out = new FileWriter(path);
+  const { employees: _none, ...fields } = cycle(1, 'Tenth cycle', [], TENTH_CYCLE);
+  const organization = { slug: TENTH_ORGANIZATION, name: 'Bench tenth', apiKeysEnabled: true };
+  out.write(`${JSON.stringify({ organization })}\n`);
+  out.write(`${JSON.stringify({ meritCycle: fields })}\n`);
+  for (let i = 0; i < count; i++) {
+    // tenth.example: as long as deep.example, so that each row is as large as the slice's.
+    const value = withSliceColumns(
+      employee(DEEP_CYCLE_NUMBER + 1, i * 10, 'tenth.example'),
+      i * 10,
+    );
+    out.write(`${JSON.stringify({ employee: value, meritCycle: TENTH_CYCLE })}\n`);
+  }
+  out.close();
+  return { name: TENTH_ORGANIZATION, path, employees: count, bytes: out.bytes };
 }
 
 interface Measured {
@@ -644,6 +735,8 @@ async function main() {
       keep: { type: 'boolean', default: false },
       // Every column's type open (x-currency, …): the same data, its types unchecked.
       'open-types': { type: 'boolean', default: false },
+      // The row slices' columns and the bench-tenth cycle (bench/slices.ts).
+      slices: { type: 'boolean', default: false },
     },
   });
   const total = wholeNumberFlag('employees', values.employees, 1);
@@ -664,7 +757,7 @@ async function main() {
   if (values['change-deep'] !== undefined) {
     const percent = wholeNumberFlag('change-deep', values['change-deep'], 1, 100);
     try {
-      const file = writeDeepFile(dir, deep, Math.round(100 / percent));
+      const file = writeDeepFile(dir, deep, Math.round(100 / percent), values.slices);
       const result = await importFile(file, databaseUrl);
       log(
         `the deep cycle again with ${percent} % of its employees changed: ${result.seconds.toFixed(1)} s (${result.output.trim().split('\n').at(-1)?.trim() ?? ''})`,
@@ -677,7 +770,8 @@ async function main() {
   try {
     let started = performance.now();
     const files = writeOrganizationFiles(dir, total, format, values['open-types']);
-    const deepFiles = deep > 0 ? [writeDeepFile(dir, deep)] : [];
+    const deepFiles = deep > 0 ? [writeDeepFile(dir, deep, 0, values.slices)] : [];
+    if (values.slices && deep >= 10) files.push(writeTenthFile(dir, Math.floor(deep / 10)));
     // Imported twice: created, then all matched and unchanged.
     if (deep > 0 && full && deepFiles[0])
       deepFiles.push({ ...deepFiles[0], name: `${DEEP_ORGANIZATION} again` });

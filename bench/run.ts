@@ -6,6 +6,7 @@
 //   npm run bench -- --only sqlite                 # one database (sqlite | postgres)
 //   npm run bench -- --report FILE                 # saved results rendered again, measuring nothing
 //   npm run bench -- --only-bulk [--bulk-employees N]  # only the bulk download (bench/bulk.ts)
+//   npm run bench -- --only-slices [--slices-employees N]  # only the row slices (bench/slices.ts)
 //   npm run bench -- --help
 //
 // What a user gets, measured through the command line, HTTP and /proc only. For each
@@ -45,6 +46,11 @@
 // between its api-bench markers (bench/report.ts). Then the bulk download benchmark
 // (bench/bulk.ts: a cycle of --bulk-employees, 1,000,000 by default, read whole by curl),
 // written between its own markers; --only-bulk runs only that, --skip-bulk leaves it out.
+// Before the bulk download, the row slices' benchmark (bench/slices.ts: sliced pages and
+// downloads against unsliced ones of the same size, with the --seconds, --rounds and
+// --warm-up of the API scenarios, on a data set of its own of --slices-employees, 100,000
+// by default), written between its own markers; --only-slices runs only that,
+// --skip-slices leaves it out.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -69,6 +75,7 @@ import {
   type ScenarioResult,
   writeReport,
 } from './report.js';
+import { benchSlices } from './slices.js';
 import { requireWrk, runWrk, type WrkRun } from './wrk.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -92,6 +99,9 @@ const { values: args } = parseFlags({
     'only-bulk': { type: 'boolean', default: false },
     'skip-bulk': { type: 'boolean', default: false },
     'bulk-employees': { type: 'string', default: '1000000' },
+    'only-slices': { type: 'boolean', default: false },
+    'skip-slices': { type: 'boolean', default: false },
+    'slices-employees': { type: 'string', default: '100000' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -109,6 +119,8 @@ const WARM_UP = wholeNumberFlag('warm-up', args['warm-up'], 0);
 const AUDIT_PAIRS = 4 * ROUNDS;
 const AUDIT_SECONDS = Math.min(2, SECONDS);
 const BULK_EMPLOYEES = wholeNumberFlag('bulk-employees', args['bulk-employees'], 1);
+// At least 1,002: the reporting line of 1,000 under employee 1 (bench/data.ts --slices).
+const SLICES_EMPLOYEES = wholeNumberFlag('slices-employees', args['slices-employees'], 1_010);
 const DATABASES =
   args.only === undefined
     ? (['sqlite', 'postgres'] as const)
@@ -507,6 +519,20 @@ async function main() {
     return;
   }
   await requireWrk();
+  const slices = () =>
+    benchSlices({
+      employees: SLICES_EMPLOYEES,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      warmUp: WARM_UP,
+      databases: DATABASES,
+      out: args.out,
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    });
+  if (args['only-slices']) {
+    process.stdout.write(`${await slices()}\n`);
+    return;
+  }
   const code = codeMeasured();
   const began = performance.now();
   const before = loadavg();
@@ -554,6 +580,7 @@ async function main() {
   writeFileSync(saved, JSON.stringify(results, null, 2));
   log(`results in ${saved}; npm run bench -- --report ${saved} renders them again`);
   process.stdout.write(`${render(results, args.out)}\n`);
+  if (!args['skip-slices']) process.stdout.write(`${await slices()}\n`);
   if (!args['skip-bulk']) process.stdout.write(`${await bulk()}\n`);
 }
 
