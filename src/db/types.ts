@@ -271,8 +271,11 @@ export interface RowSliceMembersTable {
   merit_cycle_id: string;
   last_name: string;
   first_name: string;
-  employee_id: string;
+  /** The employee's id. */
+  id: string;
   change_seq: ChangeStamp;
+  /** The employee's stored JSON text, as merit_cycle_employees.body. */
+  body: string;
 }
 
 /** An employee that left a slice (or was removed while in it), remembered like a removal. */

@@ -134,13 +134,13 @@ export function sourceOf(
       const [cycle, last, first, id] =
         slice === null
           ? ['e.merit_cycle_id', 'e.last_name', 'e.first_name', 'e.id']
-          : ['s.merit_cycle_id', 's.last_name', 's.first_name', 's.employee_id'];
+          : ['s.merit_cycle_id', 's.last_name', 's.first_name', 's.id'];
       const table =
         slice === null
           ? sql`merit_cycle_employees e where`
           : sql`row_slice_members s join merit_cycle_employees e
               on e.merit_cycle_id = s.merit_cycle_id and e.last_name = s.last_name
-             and e.first_name = s.first_name and e.id = s.employee_id
+             and e.first_name = s.first_name and e.id = s.id
             where s.slice_id = ${slice.id} and`;
       return {
         rows: sql`from ${table} e.organization_id = ${org}
@@ -155,7 +155,7 @@ export function sourceOf(
           key('firstName', first, 'first_name'),
           key('id', id, 'id'),
         ],
-        idOrder: [key('id', ordered === 'e' ? 'e.id' : 's.employee_id', 'id')],
+        idOrder: [key('id', ordered === 'e' ? 'e.id' : 's.id', 'id')],
         ...(meritCycleId !== undefined && { fixedColumn: cycle }),
         expression,
         ...(decimalText && { decimalText }),

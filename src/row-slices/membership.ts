@@ -3,8 +3,10 @@
 // its organisation in the cycles it changed, in its transaction — so a sliced read is an
 // index range scan of the members, never the slice's conditions evaluated per request.
 //
-// A refresh keeps delta sync exact for sliced keys (docs/delta-sync.md, "Slices"): a member
-// carries the newest stamp of what the key saw change — its employee's own stamp, or the
+// A member carries its employee's stored text (migration 0018 says why), written again
+// whenever the employee is. A refresh keeps delta sync exact for sliced keys
+// (docs/delta-sync.md, "Slices"): a member carries the newest stamp of what the key saw
+// change — its employee's own stamp, or the
 // stamp of the import that brought it into the slice — and an employee that left the slice
 // (or was removed while in it) leaves a departure with the import's stamp, which the
 // sliced delta reads as `removed`.
@@ -89,8 +91,8 @@ export async function fillSlice(trx: Tx, dialect: Dialect, slice: StoredSlice): 
     .execute();
   for (const { id: cycle } of cycles) {
     await sql`insert into row_slice_members
-        (slice_id, merit_cycle_id, last_name, first_name, employee_id, change_seq)
-      select ${slice.id}, e.merit_cycle_id, e.last_name, e.first_name, e.id, e.change_seq
+        (slice_id, merit_cycle_id, last_name, first_name, id, change_seq, body)
+      select ${slice.id}, e.merit_cycle_id, e.last_name, e.first_name, e.id, e.change_seq, e.body
         from merit_cycle_employees e
        where e.organization_id = ${slice.organizationId} and e.merit_cycle_id = ${cycle}
          and ${inSliceSql(dialect, slice.definition, cycle)}`.execute(trx);
@@ -132,35 +134,36 @@ export async function refreshSlice(
      where e.organization_id = ${slice.organizationId} and e.merit_cycle_id = ${meritCycleId}
        and ${inSliceSql(dialect, slice.definition, meritCycleId)}`);
   const members = sql`row_slice_members m where m.slice_id = ${slice.id} and m.merit_cycle_id = ${meritCycleId}`;
-  const notNow = sql`not exists (select 1 from ${sql.table(NOW)} n where n.employee_id = m.employee_id)`;
+  const notNow = sql`not exists (select 1 from ${sql.table(NOW)} n where n.employee_id = m.id)`;
 
   const left = await run(sql`insert into row_slice_departures
       (slice_id, merit_cycle_id, employee_id, organization_id, change_seq, removed_at)
-    select m.slice_id, m.merit_cycle_id, m.employee_id, ${slice.organizationId}, ${stamp}, ${at}
+    select m.slice_id, m.merit_cycle_id, m.id, ${slice.organizationId}, ${stamp}, ${at}
       from ${members} and ${notNow}
     on conflict (slice_id, merit_cycle_id, employee_id)
       do update set change_seq = excluded.change_seq, removed_at = excluded.removed_at`);
   // Gone, or renamed (a member's key is its place in the list).
   await run(sql`delete from row_slice_members where slice_id = ${slice.id}
     and merit_cycle_id = ${meritCycleId} and not exists (
-      select 1 from ${sql.table(NOW)} n where n.employee_id = row_slice_members.employee_id
+      select 1 from ${sql.table(NOW)} n where n.employee_id = row_slice_members.id
         and n.last_name = row_slice_members.last_name and n.first_name = row_slice_members.first_name)`);
   const entered = await run(sql`insert into row_slice_members
-      (slice_id, merit_cycle_id, last_name, first_name, employee_id, change_seq)
+      (slice_id, merit_cycle_id, last_name, first_name, id, change_seq, body)
     select ${slice.id}, ${meritCycleId}, n.last_name, n.first_name, n.employee_id,
-           case when n.change_seq > ${stamp} then n.change_seq else ${stamp} end
-      from ${sql.table(NOW)} n
+           case when n.change_seq > ${stamp} then n.change_seq else ${stamp} end, e.body
+      from ${sql.table(NOW)} n join merit_cycle_employees e on e.id = n.employee_id
      where not exists (select 1 from row_slice_members m where m.slice_id = ${slice.id}
-       and m.merit_cycle_id = ${meritCycleId} and m.employee_id = n.employee_id)`);
+       and m.merit_cycle_id = ${meritCycleId} and m.id = n.employee_id)`);
   await run(sql`delete from row_slice_departures where slice_id = ${slice.id}
     and merit_cycle_id = ${meritCycleId}
     and employee_id in (select employee_id from ${sql.table(NOW)})`);
   // Changed in this import and still in the slice.
-  await run(sql`update row_slice_members set change_seq = n.change_seq
+  await run(sql`update row_slice_members set change_seq = n.change_seq,
+      body = (select e.body from merit_cycle_employees e where e.id = n.employee_id)
       from ${sql.table(NOW)} n
      where row_slice_members.slice_id = ${slice.id}
        and row_slice_members.merit_cycle_id = ${meritCycleId}
-       and n.employee_id = row_slice_members.employee_id
+       and n.employee_id = row_slice_members.id
        and n.change_seq > row_slice_members.change_seq`);
   return {
     entered: Number(entered.numAffectedRows ?? 0n),

@@ -1,7 +1,7 @@
 // The stored slices of an organisation: one row per definition, shared by every key that
 // reads it, kept after its keys are revoked (their audit entries name it).
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { OrganizationChange } from '../changes/change.js';
 import { lockOrganizationChanges } from '../changes/transaction.js';
 import type { Db, Dialect } from '../db/connect.js';
@@ -50,6 +50,10 @@ export async function sliceFor(
   if (found) return found;
   const id = `sl_${createHash('sha256').update(`${organizationId}\n${text}`).digest('hex').slice(0, 32)}`;
   const description = describeSlice(definition);
+  // Computing a new slice's members reads every employee of the organisation once, as an
+  // import does: no per-statement limit for this transaction (a request's 2 s would stop
+  // it at a few hundred thousand employees).
+  if (dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(trx);
   await trx
     .insertInto('row_slices')
     .values({ id, organization_id: organizationId, definition: text, description, created_at: now })

@@ -1,8 +1,8 @@
 // The employees a key may read (its ReadScope's row slice): the one statement of how every
 // read path (REST pages, deltas, bulk downloads, the OData feed) reaches them. A key
 // without a slice reads the employee table; a sliced key reads its slice's precomputed
-// members (migration 0018), in the list's order, joined to the employee table by its key
-// — an index range scan of the members, never the slice's conditions per request.
+// members (migration 0018), in the list's order, with their employees' texts — an index
+// range scan of the members, never the slice's conditions per request.
 import { type RawBuilder, sql } from 'kysely';
 import type { ReadScope } from './scope.js';
 
@@ -30,17 +30,21 @@ export function employeeRows(scope: ReadScope, meritCycleId: string): EmployeeRo
       id: sql`e.id`,
     };
   }
+  // The members carry their employees' texts in the same columns (migration 0018): the
+  // table itself is read as `e`. The slice is the organisation's, checked once a query.
   return {
-    from: sql`from row_slice_members m join merit_cycle_employees e
-        on e.merit_cycle_id = m.merit_cycle_id and e.last_name = m.last_name
-       and e.first_name = m.first_name and e.id = m.employee_id
-      where m.slice_id = ${rowSlice.id} and m.merit_cycle_id = ${meritCycleId}
-        and e.organization_id = ${organizationId}`,
-    lastName: sql`m.last_name`,
-    firstName: sql`m.first_name`,
-    id: sql`m.employee_id`,
+    from: sql`from row_slice_members e
+      where e.slice_id = ${rowSlice.id} and e.merit_cycle_id = ${meritCycleId}
+        and ${sliceOfOrganization(rowSlice.id, organizationId)}`,
+    lastName: sql`e.last_name`,
+    firstName: sql`e.first_name`,
+    id: sql`e.id`,
   };
 }
+
+/** That the slice is the organisation's: the tenant condition of a sliced read. */
+export const sliceOfOrganization = (sliceId: string, organizationId: string): Sql =>
+  sql`exists (select 1 from row_slices where id = ${sliceId} and organization_id = ${organizationId})`;
 
 /**
  * The change order of a cycle's readable employees, for a delta: `from` a table-like
@@ -56,12 +60,9 @@ export function employeeChangeRows(
   const { rowSlice } = scope;
   if (rowSlice === null) return undefined;
   return {
-    live: sql`(select m.change_seq, m.employee_id as id, ${body} as body
-        from row_slice_members m join merit_cycle_employees e
-          on e.merit_cycle_id = m.merit_cycle_id and e.last_name = m.last_name
-         and e.first_name = m.first_name and e.id = m.employee_id
-       where m.slice_id = ${rowSlice.id} and m.merit_cycle_id = ${meritCycleId}
-         and e.organization_id = ${scope.organizationId})`,
+    live: sql`(select change_seq, id, ${body} as body from row_slice_members
+       where slice_id = ${rowSlice.id} and merit_cycle_id = ${meritCycleId}
+         and ${sliceOfOrganization(rowSlice.id, scope.organizationId)})`,
     removed: sql`(select change_seq, employee_id as id from row_slice_departures
        where slice_id = ${rowSlice.id} and merit_cycle_id = ${meritCycleId})`,
   };

@@ -7,8 +7,11 @@
 // - Its members are precomputed per merit cycle (`row_slice_members`) by the import that
 //   changes the cycle and by the key's creation, in their transactions: a sliced page is
 //   then a range scan of the members in list order — (slice, cycle, last name, first
-//   name, id), the employee table's own key after the slice — joined to the employees by
-//   that key, never a scan of the cycle per request.
+//   name, id), the employee table's own key after the slice — never a scan of the cycle
+//   per request. A member carries its employee's stored text: a slice's employees lie
+//   all over the cycle's pages, and reading them there by key took three times as long
+//   as reading the same number of employees of a cycle of their own (docs/benchmarks.md,
+//   "Row slices"); side by side in the members' key, a slice reads like a cycle.
 // - A member carries a change stamp (the employee's, or the stamp of the import that
 //   brought it into the slice), and an employee that left the slice leaves a departure,
 //   so that a sliced delta reads the slice's own changes in change order.
@@ -60,21 +63,21 @@ export function rowSlices(dialect: Dialect) {
         merit_cycle_id text not null references merit_cycles (id) on delete cascade,
         last_name ${sortText} not null,
         first_name ${sortText} not null,
-        employee_id ${sortText} not null,
+        id ${sortText} not null,
         change_seq ${stamp} not null,
-        primary key (slice_id, merit_cycle_id, last_name, first_name, employee_id)
+        body text not null,
+        primary key (slice_id, merit_cycle_id, last_name, first_name, id)
       )${withoutRowid}`.execute(db);
       await db.schema
         .createIndex('row_slice_members_changes')
         .on('row_slice_members')
-        .columns(['slice_id', 'merit_cycle_id', 'change_seq', 'employee_id'])
+        .columns(['slice_id', 'merit_cycle_id', 'change_seq', 'id'])
         .execute();
-      // Whether an employee is a member, by id (the OData feed's navigation by key, the
-      // refresh's comparisons).
+      // Whether an employee is a member, by id (the refresh's comparisons).
       await db.schema
         .createIndex('row_slice_members_employee')
         .on('row_slice_members')
-        .columns(['slice_id', 'merit_cycle_id', 'employee_id'])
+        .columns(['slice_id', 'merit_cycle_id', 'id'])
         .unique()
         .execute();
 

@@ -133,7 +133,7 @@ export function employeeChangesQuery(
   const sliced = employeeChangeRows(
     scope,
     meritCycleId,
-    dialect === 'sqlite' ? sql`cast(e.body as blob)` : sql`e.body`,
+    dialect === 'sqlite' ? sql`cast(body as blob)` : sql`body`,
   );
   return changesQuery<EmployeeChangeRow>(
     sql`select ${sql.lit(HEADER)} as kind, o.change_seq as stamp, null as id, null as body,
