@@ -62,7 +62,8 @@ const UNKNOWN_PROPERTY = 'noSuchColumn';
 const NO_SUCH_EMPLOYEE = 'mce_70000000-0000-4000-8000-999999999999';
 /** The employees of the matrix data set by number (test/fixtures/matrix-data-set.ts). */
 const annual = (n: number) => `mce_70000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-const midYear = (n: number) => `mce_70000000-0000-4000-8000-1000000000${String(n).padStart(2, '0')}`;
+const midYear = (n: number) =>
+  `mce_70000000-0000-4000-8000-1000000000${String(n).padStart(2, '0')}`;
 const EMPLOYEE_IDS = [1, 2, 3, 4].map(annual).concat([1, 2].map(midYear));
 
 // ---------------------------------------------------------------------------------------
@@ -537,7 +538,10 @@ const walkedTarget = (target: string, cycle: string): Target => ({
   served(answer) {
     if (answer.status !== 200) return nothingServed();
     const body = answer.body as Json;
-    return employeesServed({ ...answer, body: { ...body, data: (body.data as Json[]).slice(0, 1) } });
+    return employeesServed({
+      ...answer,
+      body: { ...body, data: (body.data as Json[]).slice(0, 1) },
+    });
   },
 });
 
@@ -591,7 +595,10 @@ const byKeyTarget = (id: string): Target => ({
     return JSON.parse(JSON.stringify(same(ctx.noSuchEmployee)).replaceAll(NO_SUCH_EMPLOYEE, id));
   },
   served: (answer, ctx) =>
-    entitiesServed(null)({ ...answer, body: { value: answer.status === 200 ? [answer.body] : [] } }, ctx),
+    entitiesServed(null)(
+      { ...answer, body: { value: answer.status === 200 ? [answer.body] : [] } },
+      ctx,
+    ),
 });
 
 const perCycle = (make: (cycle: string) => Target) => CYCLES.map(make);
