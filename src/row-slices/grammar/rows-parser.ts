@@ -5,51 +5,42 @@
 //
 // https://peggyjs.org/
 
+
 class peg$SyntaxError extends SyntaxError {
   constructor(message, expected, found, location) {
     super(message);
     this.expected = expected;
     this.found = found;
     this.location = location;
-    this.name = 'SyntaxError';
+    this.name = "SyntaxError";
   }
 
   format(sources) {
-    let str = 'Error: ' + this.message;
+    let str = "Error: " + this.message;
     if (this.location) {
       let src = null;
-      const st = sources.find((s) => s.source === this.location.source);
+      const st = sources.find(s => s.source === this.location.source);
       if (st) {
         src = st.text.split(/\r\n|\n|\r/g);
       }
       const s = this.location.start;
-      const offset_s =
-        this.location.source && typeof this.location.source.offset === 'function'
-          ? this.location.source.offset(s)
-          : s;
-      const loc = this.location.source + ':' + offset_s.line + ':' + offset_s.column;
+      const offset_s = (this.location.source && (typeof this.location.source.offset === "function"))
+        ? this.location.source.offset(s)
+        : s;
+      const loc = this.location.source + ":" + offset_s.line + ":" + offset_s.column;
       if (src) {
         const e = this.location.end;
-        const filler = ''.padEnd(offset_s.line.toString().length, ' ');
+        const filler = "".padEnd(offset_s.line.toString().length, " ");
         const line = src[s.line - 1];
         const last = s.line === e.line ? e.column : line.length + 1;
-        const hatLen = last - s.column || 1;
-        str +=
-          '\n --> ' +
-          loc +
-          '\n' +
-          filler +
-          ' |\n' +
-          offset_s.line +
-          ' | ' +
-          line +
-          '\n' +
-          filler +
-          ' | ' +
-          ''.padEnd(s.column - 1, ' ') +
-          ''.padEnd(hatLen, '^');
+        const hatLen = (last - s.column) || 1;
+        str += "\n --> " + loc + "\n"
+            + filler + " |\n"
+            + offset_s.line + " | " + line + "\n"
+            + filler + " | " + "".padEnd(s.column - 1, " ")
+            + "".padEnd(hatLen, "^");
       } else {
-        str += '\n at ' + loc;
+        str += "\n at " + loc;
       }
     }
     return str;
@@ -60,73 +51,63 @@ class peg$SyntaxError extends SyntaxError {
       return ch.codePointAt(0).toString(16).toUpperCase();
     }
 
-    const nonPrintable = Object.hasOwn(RegExp.prototype, 'unicode')
-      ? /[\p{C}\p{Mn}\p{Mc}]/gu
+    const nonPrintable = Object.prototype.hasOwnProperty.call(RegExp.prototype, "unicode")
+      ? new RegExp("[\\p{C}\\p{Mn}\\p{Mc}]", "gu")
       : null;
     function unicodeEscape(s) {
       if (nonPrintable) {
-        return s.replace(nonPrintable, (ch) => '\\u{' + hex(ch) + '}');
+        return s.replace(nonPrintable,  ch => "\\u{" + hex(ch) + "}");
       }
       return s;
     }
 
     function literalEscape(s) {
-      return unicodeEscape(
-        s
-          .replace(/\\/g, '\\\\')
-          .replace(/"/g, '\\"')
-          .replace(/\0/g, '\\0')
-          .replace(/\t/g, '\\t')
-          .replace(/\n/g, '\\n')
-          .replace(/\r/g, '\\r')
-          .replace(/[\x00-\x0F]/g, (ch) => '\\x0' + hex(ch))
-          .replace(/[\x10-\x1F\x7F-\x9F]/g, (ch) => '\\x' + hex(ch)),
-      );
+      return unicodeEscape(s
+        .replace(/\\/g, "\\\\")
+        .replace(/"/g,  "\\\"")
+        .replace(/\0/g, "\\0")
+        .replace(/\t/g, "\\t")
+        .replace(/\n/g, "\\n")
+        .replace(/\r/g, "\\r")
+        .replace(/[\x00-\x0F]/g,          ch => "\\x0" + hex(ch))
+        .replace(/[\x10-\x1F\x7F-\x9F]/g, ch => "\\x"  + hex(ch)));
     }
 
     function classEscape(s) {
-      return unicodeEscape(
-        s
-          .replace(/\\/g, '\\\\')
-          .replace(/\]/g, '\\]')
-          .replace(/\^/g, '\\^')
-          .replace(/-/g, '\\-')
-          .replace(/\0/g, '\\0')
-          .replace(/\t/g, '\\t')
-          .replace(/\n/g, '\\n')
-          .replace(/\r/g, '\\r')
-          .replace(/[\x00-\x0F]/g, (ch) => '\\x0' + hex(ch))
-          .replace(/[\x10-\x1F\x7F-\x9F]/g, (ch) => '\\x' + hex(ch)),
-      );
+      return unicodeEscape(s
+        .replace(/\\/g, "\\\\")
+        .replace(/\]/g, "\\]")
+        .replace(/\^/g, "\\^")
+        .replace(/-/g,  "\\-")
+        .replace(/\0/g, "\\0")
+        .replace(/\t/g, "\\t")
+        .replace(/\n/g, "\\n")
+        .replace(/\r/g, "\\r")
+        .replace(/[\x00-\x0F]/g,          ch => "\\x0" + hex(ch))
+        .replace(/[\x10-\x1F\x7F-\x9F]/g, ch => "\\x"  + hex(ch)));
     }
 
     const DESCRIBE_EXPECTATION_FNS = {
       literal(expectation) {
-        return '"' + literalEscape(expectation.text) + '"';
+        return "\"" + literalEscape(expectation.text) + "\"";
       },
 
       class(expectation) {
-        const escapedParts = expectation.parts.map((part) =>
-          Array.isArray(part)
-            ? classEscape(part[0]) + '-' + classEscape(part[1])
-            : classEscape(part),
+        const escapedParts = expectation.parts.map(
+          part => (Array.isArray(part)
+            ? classEscape(part[0]) + "-" + classEscape(part[1])
+            : classEscape(part))
         );
 
-        return (
-          '[' +
-          (expectation.inverted ? '^' : '') +
-          escapedParts.join('') +
-          ']' +
-          (expectation.unicode ? 'u' : '')
-        );
+        return "[" + (expectation.inverted ? "^" : "") + escapedParts.join("") + "]" + (expectation.unicode ? "u" : "");
       },
 
       any() {
-        return 'any character';
+        return "any character";
       },
 
       end() {
-        return 'end of input';
+        return "end of input";
       },
 
       other(expectation) {
@@ -158,20 +139,20 @@ class peg$SyntaxError extends SyntaxError {
           return descriptions[0];
 
         case 2:
-          return descriptions[0] + ' or ' + descriptions[1];
+          return descriptions[0] + " or " + descriptions[1];
 
         default:
-          return (
-            descriptions.slice(0, -1).join(', ') + ', or ' + descriptions[descriptions.length - 1]
-          );
+          return descriptions.slice(0, -1).join(", ")
+            + ", or "
+            + descriptions[descriptions.length - 1];
       }
     }
 
     function describeFound(found) {
-      return found ? '"' + literalEscape(found) + '"' : 'end of input';
+      return found ? "\"" + literalEscape(found) + "\"" : "end of input";
     }
 
-    return 'Expected ' + describeExpected(expected) + ' but ' + describeFound(found) + ' found.';
+    return "Expected " + describeExpected(expected) + " but " + describeFound(found) + " found.";
   }
 }
 
@@ -186,94 +167,59 @@ function peg$parse(input, options) {
   };
   let peg$startRuleFunction = peg$parseSlice;
 
-  const peg$c0 = 'and';
-  const peg$c1 = '=';
-  const peg$c2 = 'in';
-  const peg$c3 = '(';
-  const peg$c4 = ')';
-  const peg$c5 = ',';
-  const peg$c6 = '/';
-  const peg$c7 = '"';
-  const peg$c8 = '""';
+  const peg$c0 = "and";
+  const peg$c1 = "=";
+  const peg$c2 = "in";
+  const peg$c3 = "(";
+  const peg$c4 = ")";
+  const peg$c5 = ",";
+  const peg$c6 = "/";
+  const peg$c7 = "\"";
+  const peg$c8 = "\"\"";
   const peg$c9 = "'";
   const peg$c10 = "''";
 
   const peg$r0 = /^[ \t]/;
   const peg$r1 = /^[^,()"' \t\n\r]/;
   const peg$r2 = /^[^ \t\n\r,()"'=]/;
-  const peg$r3 = /^[^ \t\n\r,()"'=/]/;
+  const peg$r3 = /^[^ \t\n\r,()"'=\/]/;
   const peg$r4 = /^[^"]/;
   const peg$r5 = /^[^']/;
   const peg$r6 = /^[ \t\n\r]/;
 
-  const peg$e0 = peg$literalExpectation('and', true);
-  const peg$e1 = peg$literalExpectation('=', false);
-  const peg$e2 = peg$literalExpectation('in', true);
-  const peg$e3 = peg$literalExpectation('(', false);
-  const peg$e4 = peg$literalExpectation(')', false);
-  const peg$e5 = peg$literalExpectation(',', false);
-  const peg$e6 = peg$otherExpectation('a value');
-  const peg$e7 = peg$classExpectation([' ', '\t'], false, false, false);
-  const peg$e8 = peg$classExpectation(
-    [',', '(', ')', '"', "'", ' ', '\t', '\n', '\r'],
-    true,
-    false,
-    false,
-  );
-  const peg$e9 = peg$classExpectation(
-    [' ', '\t', '\n', '\r', ',', '(', ')', '"', "'", '='],
-    true,
-    false,
-    false,
-  );
-  const peg$e10 = peg$otherExpectation('a column');
-  const peg$e11 = peg$literalExpectation('/', false);
-  const peg$e12 = peg$classExpectation(
-    [' ', '\t', '\n', '\r', ',', '(', ')', '"', "'", '=', '/'],
-    true,
-    false,
-    false,
-  );
-  const peg$e13 = peg$otherExpectation('a quoted value');
-  const peg$e14 = peg$literalExpectation('"', false);
-  const peg$e15 = peg$literalExpectation('""', false);
-  const peg$e16 = peg$classExpectation(['"'], true, false, false);
+  const peg$e0 = peg$literalExpectation("and", true);
+  const peg$e1 = peg$literalExpectation("=", false);
+  const peg$e2 = peg$literalExpectation("in", true);
+  const peg$e3 = peg$literalExpectation("(", false);
+  const peg$e4 = peg$literalExpectation(")", false);
+  const peg$e5 = peg$literalExpectation(",", false);
+  const peg$e6 = peg$otherExpectation("a value");
+  const peg$e7 = peg$classExpectation([" ", "\t"], false, false, false);
+  const peg$e8 = peg$classExpectation([",", "(", ")", "\"", "'", " ", "\t", "\n", "\r"], true, false, false);
+  const peg$e9 = peg$classExpectation([" ", "\t", "\n", "\r", ",", "(", ")", "\"", "'", "="], true, false, false);
+  const peg$e10 = peg$otherExpectation("a column");
+  const peg$e11 = peg$literalExpectation("/", false);
+  const peg$e12 = peg$classExpectation([" ", "\t", "\n", "\r", ",", "(", ")", "\"", "'", "=", "/"], true, false, false);
+  const peg$e13 = peg$otherExpectation("a quoted value");
+  const peg$e14 = peg$literalExpectation("\"", false);
+  const peg$e15 = peg$literalExpectation("\"\"", false);
+  const peg$e16 = peg$classExpectation(["\""], true, false, false);
   const peg$e17 = peg$literalExpectation("'", false);
   const peg$e18 = peg$literalExpectation("''", false);
   const peg$e19 = peg$classExpectation(["'"], true, false, false);
-  const peg$e20 = peg$classExpectation([' ', '\t', '\n', '\r'], false, false, false);
-  const peg$e21 = peg$otherExpectation('a space');
+  const peg$e20 = peg$classExpectation([" ", "\t", "\n", "\r"], false, false, false);
+  const peg$e21 = peg$otherExpectation("a space");
 
-  function peg$f0(head, tail) {
-    return [head, ...tail];
-  }
-  function peg$f1(column, value) {
-    return { column, values: [value] };
-  }
-  function peg$f2(column, values) {
-    return { column, values };
-  }
-  function peg$f3(column) {
-    return { column, values: [] };
-  }
-  function peg$f4(head, tail) {
-    return [head, ...tail];
-  }
-  function peg$f5(key, part) {
-    return { key, part: part ?? null };
-  }
-  function peg$f6() {
-    return '"';
-  }
-  function peg$f7(chars) {
-    return chars.join('');
-  }
-  function peg$f8() {
-    return "'";
-  }
-  function peg$f9(chars) {
-    return chars.join('');
-  }
+  function peg$f0(head, tail) {    return [head, ...tail];  }
+  function peg$f1(column, value) {    return { column, values: [value] };  }
+  function peg$f2(column, values) {    return { column, values };  }
+  function peg$f3(column) {    return { column, values: [] };  }
+  function peg$f4(head, tail) {    return [head, ...tail];  }
+  function peg$f5(key, part) {    return { key, part: part ?? null };  }
+  function peg$f6() {    return '"';  }
+  function peg$f7(chars) {    return chars.join('');  }
+  function peg$f8() {    return "'";  }
+  function peg$f9(chars) {    return chars.join('');  }
   let peg$currPos = options.peg$currPos | 0;
   let peg$savedPos = peg$currPos;
   const peg$posDetailsCache = [{ line: 1, column: 1 }];
@@ -285,7 +231,7 @@ function peg$parse(input, options) {
 
   if (options.startRule) {
     if (!(options.startRule in peg$startRuleFunctions)) {
-      throw new Error('Can\'t start parsing from rule "' + options.startRule + '".');
+      throw new Error("Can't start parsing from rule \"" + options.startRule + "\".");
     }
 
     peg$startRuleFunction = peg$startRuleFunctions[options.startRule];
@@ -312,17 +258,21 @@ function peg$parse(input, options) {
   }
 
   function expected(description, location) {
-    location = location !== undefined ? location : peg$computeLocation(peg$savedPos, peg$currPos);
+    location = location !== undefined
+      ? location
+      : peg$computeLocation(peg$savedPos, peg$currPos);
 
     throw peg$buildStructuredError(
       [peg$otherExpectation(description)],
       input.substring(peg$savedPos, peg$currPos),
-      location,
+      location
     );
   }
 
   function error(message, location) {
-    location = location !== undefined ? location : peg$computeLocation(peg$savedPos, peg$currPos);
+    location = location !== undefined
+      ? location
+      : peg$computeLocation(peg$savedPos, peg$currPos);
 
     throw peg$buildSimpleError(message, location);
   }
@@ -330,29 +280,29 @@ function peg$parse(input, options) {
   function peg$getUnicode(pos = peg$currPos) {
     const cp = input.codePointAt(pos);
     if (cp === undefined) {
-      return '';
+      return "";
     }
     return String.fromCodePoint(cp);
   }
 
   function peg$literalExpectation(text, ignoreCase) {
-    return { type: 'literal', text, ignoreCase };
+    return { type: "literal", text, ignoreCase };
   }
 
   function peg$classExpectation(parts, inverted, ignoreCase, unicode) {
-    return { type: 'class', parts, inverted, ignoreCase, unicode };
+    return { type: "class", parts, inverted, ignoreCase, unicode };
   }
 
   function peg$anyExpectation() {
-    return { type: 'any' };
+    return { type: "any" };
   }
 
   function peg$endExpectation() {
-    return { type: 'end' };
+    return { type: "end" };
   }
 
   function peg$otherExpectation(description) {
-    return { type: 'other', description };
+    return { type: "other", description };
   }
 
   function peg$computePosDetails(pos) {
@@ -409,7 +359,7 @@ function peg$parse(input, options) {
         column: endPosDetails.column,
       },
     };
-    if (offset && peg$source && typeof peg$source.offset === 'function') {
+    if (offset && peg$source && (typeof peg$source.offset === "function")) {
       res.start = peg$source.offset(res.start);
       res.end = peg$source.offset(res.end);
     }
@@ -417,9 +367,7 @@ function peg$parse(input, options) {
   }
 
   function peg$fail(expected) {
-    if (peg$currPos < peg$maxFailPos) {
-      return;
-    }
+    if (peg$currPos < peg$maxFailPos) { return; }
 
     if (peg$currPos > peg$maxFailPos) {
       peg$maxFailPos = peg$currPos;
@@ -438,7 +386,7 @@ function peg$parse(input, options) {
       peg$SyntaxError.buildMessage(expected, found),
       expected,
       found,
-      location,
+      location
     );
   }
 
@@ -455,12 +403,10 @@ function peg$parse(input, options) {
       if (s5 !== peg$FAILED) {
         s6 = input.substr(peg$currPos, 3);
         if (s6.toLowerCase() === peg$c0) {
-          peg$currPos += 3;
+          peg$currPos += (3);
         } else {
           s6 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e0);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e0); }
         }
         if (s6 !== peg$FAILED) {
           s7 = peg$parse__();
@@ -491,12 +437,10 @@ function peg$parse(input, options) {
         if (s5 !== peg$FAILED) {
           s6 = input.substr(peg$currPos, 3);
           if (s6.toLowerCase() === peg$c0) {
-            peg$currPos += 3;
+            peg$currPos += (3);
           } else {
             s6 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e0);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e0); }
           }
           if (s6 !== peg$FAILED) {
             s7 = peg$parse__();
@@ -544,9 +488,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e1);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e1); }
       }
       if (s3 !== peg$FAILED) {
         s4 = peg$parse_();
@@ -574,12 +516,10 @@ function peg$parse(input, options) {
         if (s2 !== peg$FAILED) {
           s3 = input.substr(peg$currPos, 2);
           if (s3.toLowerCase() === peg$c2) {
-            peg$currPos += 2;
+            peg$currPos += (2);
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e2);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e2); }
           }
           if (s3 !== peg$FAILED) {
             s4 = peg$parse_();
@@ -588,9 +528,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s5 = peg$FAILED;
-              if (peg$silentFails === 0) {
-                peg$fail(peg$e3);
-              }
+              if (peg$silentFails === 0) { peg$fail(peg$e3); }
             }
             if (s5 !== peg$FAILED) {
               s6 = peg$parse_();
@@ -602,9 +540,7 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s9 = peg$FAILED;
-                  if (peg$silentFails === 0) {
-                    peg$fail(peg$e4);
-                  }
+                  if (peg$silentFails === 0) { peg$fail(peg$e4); }
                 }
                 if (s9 !== peg$FAILED) {
                   peg$savedPos = s0;
@@ -641,12 +577,10 @@ function peg$parse(input, options) {
           if (s2 !== peg$FAILED) {
             s3 = input.substr(peg$currPos, 2);
             if (s3.toLowerCase() === peg$c2) {
-              peg$currPos += 2;
+              peg$currPos += (2);
             } else {
               s3 = peg$FAILED;
-              if (peg$silentFails === 0) {
-                peg$fail(peg$e2);
-              }
+              if (peg$silentFails === 0) { peg$fail(peg$e2); }
             }
             if (s3 !== peg$FAILED) {
               s4 = peg$parse_();
@@ -655,9 +589,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s5 = peg$FAILED;
-                if (peg$silentFails === 0) {
-                  peg$fail(peg$e3);
-                }
+                if (peg$silentFails === 0) { peg$fail(peg$e3); }
               }
               if (s5 !== peg$FAILED) {
                 s6 = peg$parse_();
@@ -666,9 +598,7 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s7 = peg$FAILED;
-                  if (peg$silentFails === 0) {
-                    peg$fail(peg$e4);
-                  }
+                  if (peg$silentFails === 0) { peg$fail(peg$e4); }
                 }
                 if (s7 !== peg$FAILED) {
                   peg$savedPos = s0;
@@ -713,9 +643,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e5);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e5); }
       }
       if (s5 !== peg$FAILED) {
         s6 = peg$parse_();
@@ -739,9 +667,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e5);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e5); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
@@ -785,9 +711,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s6 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e7);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e7); }
         }
         if (s6 !== peg$FAILED) {
           while (s6 !== peg$FAILED) {
@@ -797,9 +721,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s6 = peg$FAILED;
-              if (peg$silentFails === 0) {
-                peg$fail(peg$e7);
-              }
+              if (peg$silentFails === 0) { peg$fail(peg$e7); }
             }
           }
         } else {
@@ -827,9 +749,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s6 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e7);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e7); }
           }
           if (s6 !== peg$FAILED) {
             while (s6 !== peg$FAILED) {
@@ -839,9 +759,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s6 = peg$FAILED;
-                if (peg$silentFails === 0) {
-                  peg$fail(peg$e7);
-                }
+                if (peg$silentFails === 0) { peg$fail(peg$e7); }
               }
             }
           } else {
@@ -876,9 +794,7 @@ function peg$parse(input, options) {
     peg$silentFails--;
     if (s0 === peg$FAILED) {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e6);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e6); }
     }
 
     return s0;
@@ -903,12 +819,10 @@ function peg$parse(input, options) {
           s7 = peg$currPos;
           s8 = input.substr(peg$currPos, 3);
           if (s8.toLowerCase() === peg$c0) {
-            peg$currPos += 3;
+            peg$currPos += (3);
           } else {
             s8 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e0);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e0); }
           }
           if (s8 !== peg$FAILED) {
             s9 = peg$parse__();
@@ -957,12 +871,10 @@ function peg$parse(input, options) {
             s7 = peg$currPos;
             s8 = input.substr(peg$currPos, 3);
             if (s8.toLowerCase() === peg$c0) {
-              peg$currPos += 3;
+              peg$currPos += (3);
             } else {
               s8 = peg$FAILED;
-              if (peg$silentFails === 0) {
-                peg$fail(peg$e0);
-              }
+              if (peg$silentFails === 0) { peg$fail(peg$e0); }
             }
             if (s8 !== peg$FAILED) {
               s9 = peg$parse__();
@@ -1017,9 +929,7 @@ function peg$parse(input, options) {
     peg$silentFails--;
     if (s0 === peg$FAILED) {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e6);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e6); }
     }
 
     return s0;
@@ -1034,9 +944,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e8);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e8); }
     }
     if (s1 !== peg$FAILED) {
       while (s1 !== peg$FAILED) {
@@ -1046,9 +954,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s1 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e8);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e8); }
         }
       }
     } else {
@@ -1067,9 +973,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e9);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e9); }
     }
     if (s1 !== peg$FAILED) {
       while (s1 !== peg$FAILED) {
@@ -1079,9 +983,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s1 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e9);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e9); }
         }
       }
     } else {
@@ -1104,9 +1006,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e11);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e11); }
       }
       if (s3 !== peg$FAILED) {
         s4 = peg$parseName();
@@ -1132,9 +1032,7 @@ function peg$parse(input, options) {
     peg$silentFails--;
     if (s0 === peg$FAILED) {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e10);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e10); }
     }
 
     return s0;
@@ -1152,9 +1050,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s2 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e12);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e12); }
       }
       if (s2 !== peg$FAILED) {
         while (s2 !== peg$FAILED) {
@@ -1164,9 +1060,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s2 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e12);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e12); }
           }
         }
       } else {
@@ -1192,9 +1086,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e14);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e14); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -1204,9 +1096,7 @@ function peg$parse(input, options) {
         peg$currPos += 2;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e15);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e15); }
       }
       if (s4 !== peg$FAILED) {
         peg$savedPos = s3;
@@ -1219,9 +1109,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e16);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e16); }
         }
       }
       while (s3 !== peg$FAILED) {
@@ -1232,9 +1120,7 @@ function peg$parse(input, options) {
           peg$currPos += 2;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e15);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e15); }
         }
         if (s4 !== peg$FAILED) {
           peg$savedPos = s3;
@@ -1247,9 +1133,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e16);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e16); }
           }
         }
       }
@@ -1258,9 +1142,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e14);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e14); }
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
@@ -1280,9 +1162,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e17);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e17); }
       }
       if (s1 !== peg$FAILED) {
         s2 = [];
@@ -1292,9 +1172,7 @@ function peg$parse(input, options) {
           peg$currPos += 2;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e18);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e18); }
         }
         if (s4 !== peg$FAILED) {
           peg$savedPos = s3;
@@ -1307,9 +1185,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e19);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e19); }
           }
         }
         while (s3 !== peg$FAILED) {
@@ -1320,9 +1196,7 @@ function peg$parse(input, options) {
             peg$currPos += 2;
           } else {
             s4 = peg$FAILED;
-            if (peg$silentFails === 0) {
-              peg$fail(peg$e18);
-            }
+            if (peg$silentFails === 0) { peg$fail(peg$e18); }
           }
           if (s4 !== peg$FAILED) {
             peg$savedPos = s3;
@@ -1335,9 +1209,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s3 = peg$FAILED;
-              if (peg$silentFails === 0) {
-                peg$fail(peg$e19);
-              }
+              if (peg$silentFails === 0) { peg$fail(peg$e19); }
             }
           }
         }
@@ -1346,9 +1218,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e17);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e17); }
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
@@ -1365,9 +1235,7 @@ function peg$parse(input, options) {
     peg$silentFails--;
     if (s0 === peg$FAILED) {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e13);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e13); }
     }
 
     return s0;
@@ -1382,9 +1250,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e20);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e20); }
     }
     while (s1 !== peg$FAILED) {
       s0.push(s1);
@@ -1393,9 +1259,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) {
-          peg$fail(peg$e20);
-        }
+        if (peg$silentFails === 0) { peg$fail(peg$e20); }
       }
     }
 
@@ -1412,9 +1276,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e20);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e20); }
     }
     if (s1 !== peg$FAILED) {
       while (s1 !== peg$FAILED) {
@@ -1424,9 +1286,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s1 = peg$FAILED;
-          if (peg$silentFails === 0) {
-            peg$fail(peg$e20);
-          }
+          if (peg$silentFails === 0) { peg$fail(peg$e20); }
         }
       }
     } else {
@@ -1435,9 +1295,7 @@ function peg$parse(input, options) {
     peg$silentFails--;
     if (s0 === peg$FAILED) {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) {
-        peg$fail(peg$e21);
-      }
+      if (peg$silentFails === 0) { peg$fail(peg$e21); }
     }
 
     return s0;
@@ -1445,7 +1303,7 @@ function peg$parse(input, options) {
 
   peg$result = peg$startRuleFunction();
 
-  const peg$success = peg$result !== peg$FAILED && peg$currPos === input.length;
+  const peg$success = (peg$result !== peg$FAILED && peg$currPos === input.length);
   function peg$throw() {
     if (peg$result !== peg$FAILED && peg$currPos < input.length) {
       peg$fail(peg$endExpectation());
@@ -1456,7 +1314,7 @@ function peg$parse(input, options) {
       peg$maxFailPos < input.length ? peg$getUnicode(peg$maxFailPos) : null,
       peg$maxFailPos < input.length
         ? peg$computeLocation(peg$maxFailPos, peg$maxFailPos + 1)
-        : peg$computeLocation(peg$maxFailPos, peg$maxFailPos),
+        : peg$computeLocation(peg$maxFailPos, peg$maxFailPos)
     );
   }
   if (options.peg$library) {
@@ -1477,6 +1335,12 @@ function peg$parse(input, options) {
   }
 }
 
-const peg$allowedStartRules = ['Slice'];
+const peg$allowedStartRules = [
+  "Slice"
+];
 
-export { peg$allowedStartRules as StartRules, peg$parse as parse, peg$SyntaxError as SyntaxError };
+export {
+  peg$allowedStartRules as StartRules,
+  peg$SyntaxError as SyntaxError,
+  peg$parse as parse
+};
