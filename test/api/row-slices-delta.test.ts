@@ -207,6 +207,21 @@ describe('a sliced key across imports: the delta and the bulk ETag', () => {
     expect((await walk(key.department, dept4.token)).items).toEqual([full('a', FOURTH)]);
     expect(await etag(key.line)).not.toBe(before.line);
     expect(await etag(key.department)).not.toBe(before.dept);
+
+    // c, in m1's line only, is removed from the data: removed for the line, nothing for the
+    // department; the line's ETag changes and the department's does not.
+    const line5 = await walk(key.line, line4.token);
+    const dept5 = await walk(key.department, dept4.token);
+    const tags5 = { line: await etag(key.line), dept: await etag(key.department) };
+    const pruned = dataSet(FOURTH);
+    const [cycle] = pruned.meritCycles;
+    if (cycle) cycle.employees = cycle.employees?.filter((e) => e.id !== ID.c);
+    await server.load(pruned, { prune: true });
+    expect((await walk(key.line, line5.token)).items).toEqual([{ id: ID.c, removed: true }]);
+    expect((await walk(key.department, dept5.token)).items).toEqual([]);
+    expect(await etag(key.line)).not.toBe(tags5.line);
+    expect(await etag(key.department)).toBe(tags5.dept);
+    expect(await page(key.line)).toEqual([ID.a]);
   });
 
   it('the feed pages a slice by nextLink, a row a page, in its order and in another, with its count', async () => {
