@@ -49,10 +49,14 @@ export function parseRows(text: string | undefined): RowCondition[] {
     parsed = parse(text, {}) as typeof parsed;
   } catch (error) {
     const offset = (error as GrammarError).location?.start.offset;
+    const at = offset === undefined ? undefined : text[offset];
+    // A quote the grammar stops at is one that is never closed (a closed one is read).
     const where =
-      offset === undefined || offset >= text.length
+      offset === undefined || at === undefined
         ? 'it ends too early'
-        : `at character ${offset + 1}, ${JSON.stringify(text.slice(offset, offset + 20))}`;
+        : (at === '"' || at === "'") && !text.includes(at, offset + 1)
+          ? `the quote at character ${offset + 1} is not closed`
+          : `at character ${offset + 1}, ${JSON.stringify(text.slice(offset, offset + 20))}`;
     throw new KeyManagementError(`--rows could not be read (${where}). ${HOW}`);
   }
   const conditions = parsed.map(({ column, values }) => ({
@@ -147,6 +151,11 @@ const BARE = /^[^\s,()"'=/]+(?: [^\s,()"'=/]+)*$/;
 const quoted = (text: string) => `"${text.replaceAll('"', '""')}"`;
 const written = (text: string) =>
   BARE.test(text) && !/(^| )and( |$)/i.test(text) && !/^in$/i.test(text) ? text : quoted(text);
+// A column or part name written bare is one word (the grammar's Name): a key with a space
+// is quoted, or `cost center = X` would read as the column `cost`.
+const NAME = /^[^\s,()"'=/]+$/;
+const writtenName = (text: string) =>
+  NAME.test(text) && !/^(and|in)$/i.test(text) ? text : quoted(text);
 
 /**
  * The slice as people read it, in the form `--rows` takes (plus `reports to EMAIL`):
@@ -156,8 +165,8 @@ export function describeSlice(definition: SliceDefinition): string {
   const conditions = definition.conditions.map((condition) => {
     const column =
       condition.part === null
-        ? written(condition.column)
-        : `${written(condition.column)}/${written(condition.part)}`;
+        ? writtenName(condition.column)
+        : `${writtenName(condition.column)}/${writtenName(condition.part)}`;
     const [only] = condition.values;
     return condition.values.length === 1 && only !== undefined
       ? `${column} = ${written(only)}`

@@ -3,7 +3,8 @@
 // holds on every path or it does not hold."
 //
 // ROWS are keys, each made once from its definition: the restrictions it is created with
-// (cycles, hiddenColumns, hiddenColumnTypes, allowedAddresses, expiresIn), what happens to
+// (cycles, hiddenColumns, hiddenColumnTypes, allowedAddresses, expiresIn, the row slice of
+// rows and reportsTo, with the exact employees it reads), what happens to
 // it afterwards (revoked, rolled within or past its grace) and where it is used from.
 // `outcomeOf` turns a definition into what the key may read — a refusal (401, 403) or a
 // Visibility (the cycles it reads, what it hides of each) — with no knowledge of paths.
@@ -11,7 +12,7 @@
 // unrestricted reference key, and derives the expected answer from the reference's by the
 // row's outcome: a refusal is the path's error form; a cycle out of scope is the 404 of a
 // cycle that does not exist; a Visibility takes out of each answer what the key may not
-// read. The last column is the audit entry of every request the other columns make.
+// read, an employee outside its slice included (the 404 of an id that does not exist). The last column is the audit entry of every request the other columns make.
 //
 // A new restriction is a new ROWS entry (and, if it is a new kind, a case in outcomeOf and
 // Visibility); a new path is a new COLUMNS entry. Not a new test file.
@@ -26,6 +27,7 @@ import {
 } from '../../src/api-keys/service.js';
 import { listAuditEntries } from '../../src/audit/repository.js';
 import type { DataSetInput } from '../../src/import/schema.js';
+import { setManagerColumn } from '../../src/row-slices/manager-setting.js';
 import { findOrganizationBySlug } from '../../src/tenancy/organizations.js';
 import { addWebhookEndpoint } from '../../src/webhooks/service.js';
 import { MATRIX_CYCLE, MATRIX_ORG, matrixDataSet } from '../fixtures/matrix-data-set.js';
@@ -56,6 +58,13 @@ const NOT_FROM_HERE = 'This API key may not be used from this address';
 const NOT_FOUND = 'Merit cycle not found';
 /** A property no data has: what a hidden column must be answered as in the feed. */
 const UNKNOWN_PROPERTY = 'noSuchColumn';
+/** An employee id no data has: what an employee outside a slice must be answered as. */
+const NO_SUCH_EMPLOYEE = 'mce_70000000-0000-4000-8000-999999999999';
+/** The employees of the matrix data set by number (test/fixtures/matrix-data-set.ts). */
+const annual = (n: number) => `mce_70000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+const midYear = (n: number) =>
+  `mce_70000000-0000-4000-8000-1000000000${String(n).padStart(2, '0')}`;
+const EMPLOYEE_IDS = [1, 2, 3, 4].map(annual).concat([1, 2].map(midYear));
 
 // ---------------------------------------------------------------------------------------
 // Restrictions → outcomes
@@ -69,6 +78,8 @@ interface Row {
   lifecycle?: 'revoked' | 'rolled-in-grace' | 'rolled-new' | 'rolled-past-grace';
   /** The client address the row's requests come from; a fresh loopback one per cell when absent. */
   from?: string;
+  /** A sliced key's employees, exactly (by id, over every cycle); absent: every employee. */
+  members?: string[];
 }
 
 const ROWS: Row[] = [
@@ -100,6 +111,40 @@ const ROWS: Row[] = [
     lifecycle: 'rolled-new',
   },
   { name: 'rolled, old secret after its grace', restrictions: {}, lifecycle: 'rolled-past-grace' },
+  {
+    name: 'row slice, one value (--rows "department = Sales")',
+    restrictions: { rows: 'department = Sales' },
+    members: [annual(1), annual(3)],
+  },
+  {
+    name: 'row slice, values of two cycles (--rows "department in (Engineering, Finance)")',
+    restrictions: { rows: 'department in (Engineering, Finance)' },
+    members: [annual(2), annual(4), midYear(1)],
+  },
+  {
+    name: 'row slice on a composite text part and a column (--rows "employee/jobTitle = Engineer and department in (Engineering, Sales)")',
+    restrictions: { rows: 'employee/jobTitle = Engineer and department in (Engineering, Sales)' },
+    members: [annual(2), annual(4)],
+  },
+  {
+    name: 'row slice of a reporting line, two levels under (--reports-to Person2@matrixco.example)',
+    restrictions: { reportsTo: 'Person2@matrixco.example' },
+    members: [annual(3), annual(4)],
+  },
+  {
+    name: 'row slice matching nobody (--rows "department = Marketing")',
+    restrictions: { rows: 'department = Marketing' },
+    members: [],
+  },
+  {
+    name: 'row slice with cycle scope and a hidden column (--cycles annual --rows "department in (Engineering, Finance)" --hide-columns basePay)',
+    restrictions: {
+      cycles: [ANNUAL],
+      rows: 'department in (Engineering, Finance)',
+      hiddenColumns: ['basePay'],
+    },
+    members: [annual(2), annual(4)],
+  },
 ];
 
 interface SchemaColumn {
@@ -112,6 +157,8 @@ interface SchemaColumn {
 /** What a key that is answered reads: its cycles, and what it hides of each column. */
 interface Visibility {
   cycles: readonly string[];
+  /** Whether the key reads the employee with this id (its cycle aside): its row slice. */
+  reads(employeeId: string): boolean;
   /** Whether the whole column is hidden, and which of its parts are. */
   hides(column: SchemaColumn): { whole: boolean; parts: string[] };
 }
@@ -128,9 +175,11 @@ function outcomeOf(row: Row, address: string): Outcome {
     return { refused: { status: 403, message: NOT_FROM_HERE } };
   }
   const types = r.hiddenColumnTypes ?? [];
+  const members = row.members === undefined ? null : new Set(row.members);
   return {
     reads: {
       cycles: r.cycles ?? CYCLES,
+      reads: (id) => members === null || members.has(id),
       hides: (column) => ({
         whole: (r.hiddenColumns ?? []).includes(column.key) || types.includes(column.type),
         parts: (column.parts ?? []).filter((part) => types.includes(part.type)).map((p) => p.key),
@@ -160,6 +209,8 @@ interface Context {
   reference: Map<string, Answer>;
   /** The feed's answer to a query option naming UNKNOWN_PROPERTY, by option. */
   unknown: Map<string, Answer>;
+  /** The feed's answer to the employee NO_SUCH_EMPLOYEE by key. */
+  noSuchEmployee: Answer;
 }
 
 type Json = Record<string, unknown>;
@@ -255,6 +306,8 @@ interface Target {
   cycle: string | null;
   errors: 'rest' | 'feed';
   parse: 'json' | 'ndjson' | 'csv' | 'auto';
+  /** Read page by page (a REST list's nextCursor): the answer is the first page's with every page's data. */
+  walk?: boolean;
   /** The answer the key gets when it may read the cycle (if any) and the reference's is 200. */
   derive(reference: Answer, v: Visibility, ctx: Context): Expected;
   /** What the audit entry counts of an answer: employees and the column keys served. */
@@ -333,7 +386,9 @@ const employeesTarget = (target: string, cycle: string, shape: 'page' | 'lines')
   parse: shape === 'lines' ? 'ndjson' : 'json',
   derive(reference, v, ctx) {
     const hide = (employees: Employee[]) =>
-      employees.map((e) => ('removed' in e ? e : employeeFor(ctx, v, cycle, e)));
+      employees
+        .filter((e) => v.reads(e.id as string))
+        .map((e) => ('removed' in e ? e : employeeFor(ctx, v, cycle, e)));
     if (shape === 'lines') return withBody(reference, hide(reference.body as Employee[]));
     const body = reference.body as Json;
     return withBody(reference, { ...body, data: hide(body.data as Employee[]) });
@@ -382,21 +437,29 @@ const csvTarget =
       const schema = ctx.schemas.get(cycle) ?? [];
       const header = rows[0] ?? [];
       const keep = header.map((cell) => !cellHidden(cell, schema, v));
+      // Flat: the `currency` column stands before the first amount the key reads, or is
+      // not there when it reads none.
+      const order = header.map((_, index) => index).filter((index) => keep[index]);
       if (shape === 'flat') {
-        const amountKept = header.some((cell, i) => keep[i] && cellIsAmount(cell, schema));
-        if (!amountKept) {
-          for (const [i, cell] of header.entries()) if (cell === 'currency') keep[i] = false;
-        }
+        const currency = header.indexOf('currency');
+        const firstAmount = order.find((i) => cellIsAmount(header[i] ?? '', schema));
+        order.splice(order.indexOf(currency), 1);
+        if (firstAmount !== undefined) order.splice(order.indexOf(firstAmount), 0, currency);
       }
+      const [, ...lines] = rows;
       return withBody(
         reference,
-        rows.map((row) => row.filter((_, index) => keep[index])),
+        [header, ...lines.filter((line) => v.reads(line[0] ?? ''))].map((row) =>
+          order.map((index) => row[index] ?? ''),
+        ),
       );
     },
     served(answer, ctx) {
       if (answer.status !== 200) return nothingServed();
       const [header = [], ...rows] = answer.body as string[][];
       const keys = (ctx.schemas.get(cycle) ?? []).map((c) => c.key);
+      // A header without rows serves no value of its columns.
+      if (rows.length === 0) return { employees: 0, columns: null };
       return {
         employees: rows.length,
         columns: sortedOrNull(header.flatMap(tokensOf).filter((token) => keys.includes(token))),
@@ -415,6 +478,7 @@ const feedEmployeesTarget = (target: string, cycle: string | null): Target => ({
       ...body,
       value: body.value
         .filter((entity) => v.cycles.includes(entity.meritCycleId as string))
+        .filter((entity) => v.reads(entity.id as string))
         .map((entity) => entityFor(ctx, v, entity)),
     });
   },
@@ -460,13 +524,84 @@ function metadataFor(reference: Answer, v: Visibility, ctx: Context): Expected {
   return withBody(reference, xml);
 }
 
-const perCycle = (make: (cycle: string) => Target) => CYCLES.map(make);
 const plain = (
   target: string,
   cycle: string | null,
   errors: 'rest' | 'feed',
   derive: Target['derive'] = same,
 ): Target => ({ target, cycle, errors, parse: 'auto', derive, served: nothingServed });
+
+/** A REST list walked one employee a page by its cursors; its audit entry is the first page's. */
+const walkedTarget = (target: string, cycle: string): Target => ({
+  ...employeesTarget(target, cycle, 'page'),
+  walk: true,
+  served(answer) {
+    if (answer.status !== 200) return nothingServed();
+    const body = answer.body as Json;
+    return employeesServed({
+      ...answer,
+      body: { ...body, data: (body.data as Json[]).slice(0, 1) },
+    });
+  },
+});
+
+/** The employees of the feed the key reads, as `${FEED}/Employees` answers it. */
+function feedEmployees(ctx: Context, v: Visibility): Json[] {
+  const all = ctx.reference.get(`${FEED}/Employees`) as Answer;
+  return (feedEmployeesTarget('', null).derive(all, v, ctx).body as { value: Json[] }).value;
+}
+
+/** `$count` of the employees: the number the key reads, as text. */
+const countTarget: Target = {
+  ...plain(`${FEED}/Employees/$count`, null, 'feed'),
+  derive: (reference, v, ctx) => withBody(reference, String(feedEmployees(ctx, v).length)),
+};
+
+/** A page of the feed in another order than its key's, with the count of all. */
+const feedPageTarget: Target = {
+  ...feedEmployeesTarget(
+    `${FEED}/Employees?$orderby=lastName%20desc,id&$skip=1&$top=2&$count=true`,
+    null,
+  ),
+  derive(reference, v, ctx) {
+    const employees = feedEmployees(ctx, v).sort((a, b) =>
+      a.lastName === b.lastName
+        ? String(a.id) < String(b.id)
+          ? -1
+          : 1
+        : String(a.lastName) < String(b.lastName)
+          ? 1
+          : -1,
+    );
+    return withBody(reference, {
+      ...(reference.body as Json),
+      '@odata.count': employees.length,
+      value: employees.slice(1, 3),
+    });
+  },
+};
+
+/** One employee by key: an employee the key does not read is answered as one that does not exist. */
+const byKeyTarget = (id: string): Target => ({
+  target: `${FEED}/Employees('${id}')`,
+  cycle: null,
+  errors: 'feed',
+  parse: 'json',
+  derive(reference, v, ctx) {
+    const entity = reference.body as Json;
+    if (v.cycles.includes(entity.meritCycleId as string) && v.reads(id)) {
+      return withBody(reference, entityFor(ctx, v, entity));
+    }
+    return JSON.parse(JSON.stringify(same(ctx.noSuchEmployee)).replaceAll(NO_SUCH_EMPLOYEE, id));
+  },
+  served: (answer, ctx) =>
+    entitiesServed(null)(
+      { ...answer, body: { value: answer.status === 200 ? [answer.body] : [] } },
+      ctx,
+    ),
+});
+
+const perCycle = (make: (cycle: string) => Target) => CYCLES.map(make);
 
 /** A list naming no cycle, whose items (REST `data`, feed `value`) each belong to one. */
 const listTarget = (target: string, errors: 'rest' | 'feed', cycleOf: (item: Json) => string) =>
@@ -496,8 +631,16 @@ const COLUMNS: PathColumn[] = [
     targets: [listTarget(`${MERIT_CYCLES}/delta?limit=100`, 'rest', (c) => c.id as string)],
   },
   {
+    name: 'REST employees walked by cursor, a page of one',
+    targets: perCycle((c) => walkedTarget(`${employeesPath(c)}?limit=1`, c)),
+  },
+  {
     name: 'employees delta',
     targets: perCycle((c) => employeesTarget(`${employeesPath(c)}/delta?limit=100`, c, 'page')),
+  },
+  {
+    name: 'employees delta walked by cursor, a page of one',
+    targets: perCycle((c) => walkedTarget(`${employeesPath(c)}/delta?limit=1`, c)),
   },
   { name: 'OData service document', targets: [plain(`${FEED}/`, null, 'feed')] },
   { name: 'OData $metadata', targets: [plain(`${FEED}/$metadata`, null, 'feed', metadataFor)] },
@@ -515,6 +658,9 @@ const COLUMNS: PathColumn[] = [
     targets: perCycle((c) => feedEmployeesTarget(`${FEED}/MeritCycles('${c}')/Employees`, c)),
   },
   { name: 'OData $select, $filter, $orderby naming a column', targets: NAMING },
+  { name: 'OData Employees/$count', targets: [countTarget] },
+  { name: 'OData $orderby, $skip, $top, $count=true', targets: [feedPageTarget] },
+  { name: "OData Employees('…') by key", targets: EMPLOYEE_IDS.map(byKeyTarget) },
   {
     name: 'bulk NDJSON',
     targets: perCycle((c) => employeesTarget(`${employeesPath(c)}/bulk`, c, 'lines')),
@@ -550,7 +696,28 @@ function parseBody(text: string, contentType: string, as: Target['parse']): unkn
 }
 
 async function read(server: TestServer, key: string, t: Target, from: string): Promise<Answer> {
-  const response = await nodeRequest(server.url, t.target, {
+  const first = await readOne(server, key, t.target, t, from);
+  if (!t.walk || first.status !== 200) return first;
+  let page = first.body as Json;
+  const data = [...(page.data as Json[])];
+  while (typeof page.nextCursor === 'string') {
+    const next = `${t.target}&nextCursor=${encodeURIComponent(page.nextCursor)}`;
+    const answer = await readOne(server, key, next, t, from);
+    expect(answer.status, next).toBe(200);
+    page = answer.body as Json;
+    data.push(...(page.data as Json[]));
+  }
+  return { ...first, body: { ...page, data } };
+}
+
+async function readOne(
+  server: TestServer,
+  key: string,
+  target: string,
+  t: Target,
+  from: string,
+): Promise<Answer> {
+  const response = await nodeRequest(server.url, target, {
     headers: { 'x-api-key': key },
     localAddress: from,
   });
@@ -561,7 +728,7 @@ async function read(server: TestServer, key: string, t: Target, from: string): P
   // Every answer must be one openapi.json declares, as server.request checks.
   assertConformsToContract({
     method: 'GET',
-    target: t.target,
+    target,
     status: response.status,
     headers,
     body: response.body,
@@ -596,7 +763,7 @@ describe('restriction matrix: every restriction × every read path', () => {
   let server: TestServer;
   let ctx: Context;
   /** Each row's key: the secret it reads with and the key's id. */
-  const keys = new Map<Row, { secret: string; id: string }>();
+  const keys = new Map<Row, { secret: string; id: string; sliceId: string | null }>();
   let referenceSecret = '';
 
   /** A loopback address of its own for each row and column: failed keys are limited per address. */
@@ -611,6 +778,7 @@ describe('restriction matrix: every restriction × every read path', () => {
       webhookSchedule: scaledSchedule(0.001, 50),
     });
     const { db } = server.database;
+    await setManagerColumn(server.database, MATRIX_ORG, 'manager');
     for (const row of ROWS) {
       const made: CreatedRestrictedKey = await createApiKey(
         db,
@@ -624,14 +792,26 @@ describe('restriction matrix: every restriction × every read path', () => {
         const rolled = await rollApiKeyById(db, made.id, grace, clock.now());
         if (row.lifecycle === 'rolled-new') secret = rolled.key;
       }
-      keys.set(row, { secret, id: made.id });
+      expect(made.rowSlice?.employees ?? null, row.name).toBe(row.members?.length ?? null);
+      keys.set(row, { secret, id: made.id, sliceId: made.rowSlice?.id ?? null });
     }
     await server.app.apiKeys.confirm();
     // Past every expiry and grace of an hour; within every grace of 30 days.
     clock.advance(2 * HOUR);
     referenceSecret = keys.get(ROWS[0] as Row)?.secret ?? '';
 
-    ctx = { server, schemas: new Map(), reference: new Map(), unknown: new Map() };
+    ctx = {
+      server,
+      schemas: new Map(),
+      reference: new Map(),
+      unknown: new Map(),
+      noSuchEmployee: await read(
+        server,
+        referenceSecret,
+        byKeyTarget(NO_SUCH_EMPLOYEE),
+        '127.9.98.1',
+      ),
+    };
     for (const [index, column] of COLUMNS.entries()) {
       for (const t of column.targets) {
         ctx.reference.set(t.target, await read(server, referenceSecret, t, `127.9.${index}.1`));
@@ -661,6 +841,9 @@ describe('restriction matrix: every restriction × every read path', () => {
       expect(ctx.reference.get(`${employeesPath(id)}/bulk`)?.body).toEqual(employees);
       const delta = ctx.reference.get(`${employeesPath(id)}/delta?limit=100`)?.body as Json;
       expect(delta).toEqual({ data: employees, nextCursor: null, deltaToken: '<token>' });
+      // Walked a page of one: the same employees, in the same order.
+      expect(ctx.reference.get(`${employeesPath(id)}?limit=1`)?.body).toEqual(page);
+      expect(ctx.reference.get(`${employeesPath(id)}/delta?limit=1`)?.body).toEqual(delta);
       // Every column of the data set, each of its six types, in the schema.
       const keysOf = new Set(employees.flatMap((e) => Object.keys(e.columns as Json)));
       expect(ctx.schemas.get(id)?.map((c) => c.key)).toEqual([...keysOf].sort());
@@ -701,10 +884,14 @@ describe('restriction matrix: every restriction × every read path', () => {
       'employee/targetBonus',
       'hireDate',
       'level',
+      'manager',
       'remote',
     ]);
     const entities = (referenceBody(ctx, `${FEED}/Employees`) as { value: Json[] }).value;
     expect(entities).toHaveLength(data.meritCycles.flatMap((c) => c.employees ?? []).length);
+    expect(entities.map((e) => e.id).sort()).toEqual([...EMPLOYEE_IDS].sort());
+    expect(referenceBody(ctx, `${FEED}/Employees/$count`)).toBe(String(entities.length));
+    expect(ctx.noSuchEmployee.status).toBe(404);
     for (const t of NAMING) {
       const { value } = referenceBody(ctx, t.target) as { value: Json[] };
       expect(value.length, t.target).toBeGreaterThan(0);
@@ -716,7 +903,7 @@ describe('restriction matrix: every restriction × every read path', () => {
   });
 
   describe.each(ROWS)('$name', (row) => {
-    const key = () => keys.get(row) ?? { secret: '', id: '' };
+    const key = () => keys.get(row) ?? { secret: '', id: '', sliceId: null };
     /** The answer each target gave the row's key, and the address it was sent from. */
     const sent = new Map<Target, { answer: Answer; from: string }>();
 
@@ -812,6 +999,7 @@ describe('restriction matrix: every restriction × every read path', () => {
               columnsServed: entry.columnsServed,
               meritCycleId: entry.meritCycleId,
               clientAddress: entry.clientAddress,
+              rowSliceId: entry.rowSliceId,
             }
           : null;
       });
@@ -828,6 +1016,7 @@ describe('restriction matrix: every restriction × every read path', () => {
           columnsServed: served.columns,
           meritCycleId: t.cycle,
           clientAddress: from,
+          rowSliceId: key().sliceId,
         };
       });
       expect(actual).toEqual(expected);
