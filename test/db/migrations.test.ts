@@ -500,13 +500,18 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
           '"tenure":{"name":"Tenure (years)","type":"text","value":"long"},"pay":{"name":"Pay","type":"composite","value":{"base":{"USD":"1"},"note":"x"}}',
         );
         // The employees alone: a table the migrations in between reshape (users, 0014) would
-        // fail PostgreSQL's prepared statement of the dump read before and after.
-        const employees = async () =>
+        // fail PostgreSQL's prepared statement of the dump read before and after. The
+        // employees table is reshaped too (0018 adds manager_key): a statement of its own
+        // text (`when`) each time.
+        const employees = async (when: string) =>
           inStableOrder(
-            (await sql<Record<string, unknown>>`select * from merit_cycle_employees`.execute(db))
-              .rows,
+            (
+              await sql<
+                Record<string, unknown>
+              >`select * from merit_cycle_employees where ${sql.lit(when)} = ${sql.lit(when)}`.execute(db)
+            ).rows,
           );
-        employeesBefore = await employees();
+        employeesBefore = await employees('before');
         expect(await migrateToLatest(server.database)).toEqual([
           '0013-column-schema',
           '0014-web-management',
@@ -517,7 +522,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         ]);
         // As they were, with 0018's manager email beside them (none: no manager column).
         expect(
-          (await employees()).map((row) => {
+          (await employees('after')).map((row) => {
             const { manager_key, ...employee } = row as Record<string, unknown>;
             expect(manager_key).toBeNull();
             return employee;
