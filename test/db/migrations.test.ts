@@ -508,7 +508,9 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
             (
               await sql<
                 Record<string, unknown>
-              >`select * from merit_cycle_employees where ${sql.lit(when)} = ${sql.lit(when)}`.execute(db)
+              >`select * from merit_cycle_employees where ${sql.lit(when)} = ${sql.lit(when)}`.execute(
+                db,
+              )
             ).rows,
           );
         employeesBefore = await employees('before');
