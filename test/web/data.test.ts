@@ -205,7 +205,7 @@ describe('Settings → Data in the browser', () => {
     await page.getByRole('button', { name: 'Create merit cycle' }).click();
     await page.waitForLoadState('load');
     expect(await page.getByRole('status').first().textContent()).toBe(
-      'Merit cycle 2027 Annual Merit created. Load its employees: download its CSV template, fill it in, and upload it below (it is chosen already).',
+      'Merit cycle 2027 Annual Merit created. Load its employees: download its Excel template or CSV template, fill it in, and upload it below (it is chosen already).',
     );
     expect(await page.locator('#format-csv').isChecked()).toBe(true);
     expect(await page.locator('#upload-cycle option:checked').textContent()).toMatch(

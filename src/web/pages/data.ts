@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
 import { listCycleOverviews } from '../../import/cycle-imports.js';
-import { cycleTemplate } from '../../import/cycle-template.js';
+import { cycleTemplate, templateCsv, templateXlsx } from '../../import/cycle-template.js';
 import { ImportError } from '../../import/errors.js';
 import { type ContentKind, contentKindOf } from '../../import/file-kind.js';
 import { importDataSet, StaleCheckError } from '../../import/load.js';
@@ -55,6 +55,7 @@ import {
 } from './data.views.js';
 
 const DATA_PAGE = PAGES.data;
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 // Room for the form's other fields and the multipart framing around the file.
 const ENVELOPE_BYTES = 64 * 1024;
@@ -468,7 +469,8 @@ export const dataPages: Page = (app, context) => {
     }
   });
 
-  // A cycle's CSV template: the header its CSV import reads and one example row.
+  // A cycle's templates: the header its spreadsheet import reads and one example row, as
+  // CSV and as an Excel workbook with typed cells.
   app.get(`${routeOf(DATA_PAGE)}/cycles/:id/template.csv`, signedIn, async (request, reply) => {
     const { id } = request.params as { id: string };
     const template = await cycleTemplate(app.db, view(request).organization.id, id);
@@ -477,7 +479,17 @@ export const dataPages: Page = (app, context) => {
       .header('cache-control', 'no-store')
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="template-${id}.csv"`)
-      .send(template.csv);
+      .send(templateCsv(template.columns));
+  });
+  app.get(`${routeOf(DATA_PAGE)}/cycles/:id/template.xlsx`, signedIn, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const template = await cycleTemplate(app.db, view(request).organization.id, id);
+    if (!template) return context.notFound(reply);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-type', XLSX_TYPE)
+      .header('content-disposition', `attachment; filename="template-${id}.xlsx"`)
+      .send(await templateXlsx(template.name, template.columns));
   });
 
   // A new merit cycle, created by the import (recorded in the audit log as an import of

@@ -1,4 +1,4 @@
-// Settings → Data's page: the cycles with their CSV templates, the form that creates a
+// Settings → Data's page: the cycles with their Excel and CSV templates, the form that creates a
 // merit cycle, the upload form (its choices kept after a check or a refusal), a check's
 // outcome with the Import form, a spreadsheet's problems grouped, and an import's summary
 // (pages/data.ts).
@@ -132,7 +132,7 @@ function cyclesTable(cycles: CycleOverview[]): SafeHtml {
   <td data-label="Status">${STATUS_NAMES[cycle.status] ?? cycle.status}</td>
   <td data-label="Employees" class="number">${count(cycle.employeeCount)}</td>
   <td data-label="Last import">${lastImport(cycle)}</td>
-  <td data-label="Spreadsheet"><a href="${templatePath(cycle.id)}" download>CSV template<span class="visually-hidden"> of ${cycle.name}</span></a></td>
+  <td data-label="Template"><span class="template-links">${templateLinks(cycle.id, cycle.name)}</span></td>
 </tr>`,
   );
   return listTable({
@@ -142,15 +142,20 @@ function cyclesTable(cycles: CycleOverview[]): SafeHtml {
       'Status',
       { label: 'Employees', className: 'number' },
       'Last import',
-      'Spreadsheet',
+      'Template',
     ],
     rows,
   });
 }
 
-/** A cycle's CSV template: the header its CSV import reads and one example row. */
-export const templatePath = (cycleId: string) =>
-  `${DATA_PAGE}/cycles/${encodeURIComponent(cycleId)}/template.csv`;
+/** A cycle's template, the header its spreadsheet import reads and one example row. */
+export const templatePath = (cycleId: string, kind: 'csv' | 'xlsx' = 'csv') =>
+  `${DATA_PAGE}/cycles/${encodeURIComponent(cycleId)}/template.${kind}`;
+
+/** The links to a cycle's two templates, each named for a screen reader with its cycle. */
+function templateLinks(cycleId: string, cycleName: string): SafeHtml {
+  return html`<a href="${templatePath(cycleId, 'xlsx')}" download>Excel template<span class="visually-hidden"> of ${cycleName}</span></a> <a href="${templatePath(cycleId)}" download>CSV template<span class="visually-hidden"> of ${cycleName}</span></a>`;
+}
 
 function newCycleForm(view: DataPageView): SafeHtml {
   const form = view.newCycle;
@@ -173,7 +178,7 @@ function newCycleForm(view: DataPageView): SafeHtml {
   };
   return html`<section class="panel" aria-labelledby="new-cycle-title">
   <h2 id="new-cycle-title">New merit cycle</h2>
-  <p>Create a merit cycle here, then load its employees from a spreadsheet: download its CSV template from the list above, fill it in, and upload it below.</p>
+  <p>Create a merit cycle here, then load its employees from a spreadsheet: download its Excel or CSV template from the list above, fill it in, and upload it below.</p>
   <form method="post" action="${DATA_PAGE}/cycles" class="stack new-cycle-form" novalidate>
     ${sessionFormFields(view.csrfToken)}
     ${field('name', 'Name', html`<input id="cycle-name" name="name" type="text" maxlength="200" required value="${value('name')}"${aria('name', false)}>`)}
@@ -411,7 +416,7 @@ function sheetProblems(sheet: SheetRefusal): SafeHtml {
 function cycleCreatedNotice(created: CycleCreatedView): SafeHtml {
   return alert(
     'success',
-    html`Merit cycle ${created.name} created. Load its employees: download its <a href="${templatePath(created.id)}" download>CSV template</a>, fill it in, and upload it below (it is chosen already).`,
+    html`Merit cycle ${created.name} created. Load its employees: download its <a href="${templatePath(created.id, 'xlsx')}" download>Excel template</a> or <a href="${templatePath(created.id)}" download>CSV template</a>, fill it in, and upload it below (it is chosen already).`,
   );
 }
 
