@@ -11,8 +11,9 @@
 // ends, however it ends; a slot whose instance was killed is taken over once its lease
 // expires, and at once by an instance on the same host that sees its process gone. Each
 // process stages its files in a directory of its own, named with its process id
-// (`compplan-import-staging-PID-…`); an instance starting removes those of processes of
-// this host that are gone, so a killed instance's files do not stay.
+// (`compplan-import-staging-PID-…`); an instance starting, and one taking over a slot of
+// this host, removes those of processes of this host that are gone, so a killed
+// instance's files do not stay.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
@@ -172,13 +173,15 @@ export class UploadStaging {
       const held = await this.slotOf(organizationId);
       if (!held) continue;
       if (!this.abandoned(held, now)) throw new UploadBusyError(progressOfSlot(held));
-      // The holder is gone: its slot is deleted (unless it was renewed meanwhile).
+      // The holder is gone: its slot is deleted (unless it was renewed meanwhile), and the
+      // files of this host's processes that are gone with it (a killed instance's).
       await this.db
         .deleteFrom('upload_slots')
         .where('organization_id', '=', organizationId)
         .where('instance_id', '=', held.instance_id)
         .where('expires_at', '=', held.expires_at)
         .execute();
+      if (held.host === this.host) await this.reclaim();
     }
     const held = await this.slotOf(organizationId);
     throw new UploadBusyError(held ? progressOfSlot(held) : progress);
