@@ -420,7 +420,7 @@ function columnOf(field: Path, header: readonly string[]): string {
  */
 export function csvProblems(error: ImportError, source: CsvSource): ImportError {
   const lineOf = (index: unknown) => source.lines[Number(index)];
-  const problems = error.problems.map((problem): SheetProblem => {
+  const problems = error.kept.map((problem): SheetProblem => {
     const [top, , list, index, ...field] = problem.path;
     if (top !== 'meritCycles' || list !== 'employees') {
       return { kind: 'other', detail: capital(messageOf(problem)) };

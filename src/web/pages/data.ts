@@ -14,7 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
 import { listCycleOverviews } from '../../import/cycle-imports.js';
 import { cycleTemplate, templateCsv, templateXlsx } from '../../import/cycle-template.js';
-import { ImportError } from '../../import/errors.js';
+import { ImportError, MAX_LISTED_PROBLEMS } from '../../import/errors.js';
 import { type ContentKind, contentKindOf } from '../../import/file-kind.js';
 import { importDataSet, StaleCheckError } from '../../import/load.js';
 import { problemsForPeople } from '../../import/problems-for-people.js';
@@ -330,8 +330,10 @@ export const dataPages: Page = (app, context) => {
     };
     let checked: CheckedFile;
     try {
+      // Every problem kept (up to MAX_LISTED_PROBLEMS), for the list to download.
+      const options = { ...base, prune: true, keepProblems: MAX_LISTED_PROBLEMS };
       checked = await app.database.withOwnConnection((database) =>
-        checkStagedFile(database, upload.file, { ...base, prune: true }, onRead),
+        checkStagedFile(database, upload.file, options, onRead),
       );
     } catch (error) {
       throw await refusalOf(error, upload.file, signed.user.id);
@@ -366,33 +368,34 @@ export const dataPages: Page = (app, context) => {
     return upload.token;
   }
 
+  /**
+   * A refused file said for the page; the whole list of its problems is kept for
+   * `userId` to download as CSV (`problems.csv`), when given (the check's first run).
+   */
   async function refusalOf(error: unknown, file: StagedFile, userId?: string): Promise<Refusal> {
-    // A spreadsheet's whole list of problems, to download as CSV (`problems.csv`).
+    const notImported = (count: number) =>
+      `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`;
     if (error instanceof SheetProblemsError) {
       if (userId !== undefined) staging.keepProblems(userId, error.csv());
-      const count = error.sheetTotal;
-      return new Refusal(
-        422,
-        `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`,
-        [],
-        { sheet: { groups: error.groups, readAs: error.readAs, total: count } },
-      );
+      const total = error.sheetTotal;
+      const listed = error.sheetProblems.length;
+      return new Refusal(422, notImported(total), [], {
+        sheet: { groups: error.groups, readAs: error.readAs, total, listed },
+      });
     }
     if (error instanceof ImportError) {
       const problems = await problemsForPeople(error, file);
-      const count = error.total;
-      return new Refusal(
-        422,
-        `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`,
-        problems,
-      );
+      if (userId !== undefined) staging.keepProblems(userId, problems.csv);
+      return new Refusal(422, notImported(problems.total), problems.shown, {
+        problemCount: { total: problems.total, listed: problems.listed },
+      });
     }
     if (error instanceof StaleCheckError) return new Refusal(409, error.message);
     if (error instanceof ManagementError) return new Refusal(422, error.message);
     throw error;
   }
 
-  // The last refused spreadsheet's problems of this user, every one, as CSV.
+  // The last refused file's problems of this user, every one kept, as CSV.
   app.get(`${routeOf(DATA_PAGE)}/problems.csv`, signedIn, async (request, reply) => {
     const csv = staging.problemsOf(view(request).user.id);
     if (csv === undefined) return context.notFound(reply);

@@ -67,10 +67,15 @@ export interface UploadChoices {
 }
 
 /** A spreadsheet refused: its problems grouped, what it was read as, how many in all. */
-export interface SheetRefusal {
+export interface SheetRefusal extends ProblemCount {
   groups: readonly ProblemGroup[];
   readAs: readonly string[];
+}
+
+/** How many problems a refused file has, and how many of them its problems.csv lists. */
+export interface ProblemCount {
   total: number;
+  listed: number;
 }
 
 /** The new-cycle form as it was sent, and what is wrong with each field. */
@@ -96,7 +101,9 @@ export interface DataPageView extends Signed {
   imported?: ImportedView | undefined;
   resent?: boolean;
   error?: string | undefined;
+  /** A refused data set's first problems, in words; how many there are. */
   problems?: string[] | undefined;
+  problemCount?: ProblemCount | undefined;
 }
 
 const count = (n: number) => n.toLocaleString('en');
@@ -378,13 +385,24 @@ function importedNotice(imported: ImportedView): SafeHtml {
 
 export const PROBLEMS_CSV = `${DATA_PAGE}/problems.csv`;
 
+/** The link to a refused file's whole list: every problem, or the first of too many. */
+function downloadLink({ total, listed }: ProblemCount): SafeHtml {
+  return listed < total
+    ? html`<a href="${PROBLEMS_CSV}" download>Download the first ${count(listed)} problems (CSV)</a>`
+    : html`<a href="${PROBLEMS_CSV}" download>Download every problem (CSV)</a>`;
+}
+
 function problemList(view: DataPageView): SafeHtml {
   if (view.sheet) return sheetProblems(view.sheet);
   const problems = view.problems ?? [];
   if (problems.length === 0) return html``;
+  const counted = view.problemCount;
+  const more = counted ? counted.total - problems.length : 0;
   return html`<section class="panel panel-danger" aria-labelledby="problems-title">
   <h2 id="problems-title">Problems</h2>
+  ${counted && html`<p>${downloadLink(counted)}: each problem with its line, record and field, to work through in a spreadsheet.</p>`}
   <ol class="problems">${problems.map((problem) => html`<li>${problem}</li>`)}</ol>
+  ${counted && more > 0 && html`<p class="hint problems-more">And ${count(more)} more problem${more === 1 ? '' : 's'}: ${downloadLink(counted)} to see ${counted.listed < counted.total ? 'more of them' : 'every one'}.</p>`}
 </section>`;
 }
 
@@ -392,7 +410,7 @@ const times = (n: number) => (n === 1 ? 'once' : `${count(n)} times`);
 
 /** A spreadsheet's problems, grouped: each with its count, column, first rows, what to do. */
 function sheetProblems(sheet: SheetRefusal): SafeHtml {
-  const download = html`<a href="${PROBLEMS_CSV}" download>Download every problem (CSV)</a>`;
+  const download = downloadLink(sheet);
   const groups = sheet.groups.map((group, index) => {
     const more = group.count - group.examples.length;
     const examples = group.examples
@@ -408,7 +426,7 @@ function sheetProblems(sheet: SheetRefusal): SafeHtml {
   return html`<section class="panel panel-danger" aria-labelledby="problems-title">
   <h2 id="problems-title">Problems</h2>
   <p class="read-as">Read as: ${sheet.readAs.join(', ')}.</p>
-  <p>${download}: every problem with its row, column and value, to fix the file in your spreadsheet.</p>
+  <p>${download}: ${sheet.listed < sheet.total ? 'each' : 'every'} problem with its row, column and value, to fix the file in your spreadsheet.</p>
   <ol class="problem-groups">${groups}</ol>
 </section>`;
 }
