@@ -260,6 +260,13 @@ export interface UploadSlotsTable {
   expires_at: ColumnType<number | string, number, number>;
 }
 
+/** A user's last refused upload's problems, as CSV (migration 0018, src/import/uploads.ts). */
+export interface UploadProblemsTable {
+  user_id: string;
+  csv: string;
+  expires_at: ColumnType<number | string, number, number>;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -279,6 +286,7 @@ export interface Database {
   audit_entries: AuditEntriesTable;
   merit_cycle_imports: MeritCycleImportsTable;
   upload_slots: UploadSlotsTable;
+  upload_problems: UploadProblemsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -106,7 +106,7 @@ describe('Settings → Data: upload, check, import', () => {
       content: dataSetJson(['a@initech.example', 'B@initech.example', 'c@initech.example']),
     });
     expect(checked.status).toBe(303);
-    expect(checked.location).toMatch(/^\/app\/settings\/data\?check=[\w-]{43}$/);
+    expect(checked.location).toMatch(/^\/app\/settings\/data\?check=[0-9a-f]{8}\.[\w-]{43}$/);
     expect(await storedEmails()).toEqual(['a@initech.example', 'b@initech.example']);
     expect(stagedFiles()).toHaveLength(1);
 

@@ -47,6 +47,7 @@ import { newCycleOfForm } from './data.cycles.js';
 import {
   busyMessage,
   type CycleCreatedView,
+  checkElsewhereMessage,
   type DataPageView,
   dataPage,
   type ImportedView,
@@ -132,6 +133,7 @@ export const dataPages: Page = (app, context) => {
         cycles,
         checked,
         checkGone: token !== '' && !checked,
+        checkElsewhere: token !== '' && !checked && staging.madeElsewhere(token),
         running,
         resent: query[RESENT] !== undefined,
         ...extra,
@@ -376,7 +378,7 @@ export const dataPages: Page = (app, context) => {
     const notImported = (count: number) =>
       `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`;
     if (error instanceof SheetProblemsError) {
-      if (userId !== undefined) staging.keepProblems(userId, error.csv());
+      if (userId !== undefined) await staging.keepProblems(userId, error.csv());
       const total = error.sheetTotal;
       const listed = error.sheetProblems.length;
       return new Refusal(422, notImported(total), [], {
@@ -385,7 +387,7 @@ export const dataPages: Page = (app, context) => {
     }
     if (error instanceof ImportError) {
       const problems = await problemsForPeople(error, file);
-      if (userId !== undefined) staging.keepProblems(userId, problems.csv);
+      if (userId !== undefined) await staging.keepProblems(userId, problems.csv);
       return new Refusal(422, notImported(problems.total), problems.shown, {
         problemCount: { total: problems.total, listed: problems.listed },
       });
@@ -397,7 +399,7 @@ export const dataPages: Page = (app, context) => {
 
   // The last refused file's problems of this user, every one kept, as CSV.
   app.get(`${routeOf(DATA_PAGE)}/problems.csv`, signedIn, async (request, reply) => {
-    const csv = staging.problemsOf(view(request).user.id);
+    const csv = await staging.problemsOf(view(request).user.id);
     if (csv === undefined) return context.notFound(reply);
     return reply
       .header('cache-control', 'no-store')
@@ -409,10 +411,13 @@ export const dataPages: Page = (app, context) => {
   // The Import: exactly the checked file, if the data is as it was at the check.
   app.post(`${routeOf(DATA_PAGE)}/import`, signedInPost, async (request, reply) => {
     const signed = view(request);
-    const upload = staging.find(formField(request, 'token'), signed.organization.id);
+    const token = formField(request, 'token');
+    const upload = staging.find(token, signed.organization.id);
     if (!upload) {
       return render(request, reply, 410, {
-        error: 'This check has expired or its file was imported already. Upload the file again.',
+        error: staging.madeElsewhere(token)
+          ? checkElsewhereMessage
+          : 'This check has expired or its file was imported already. Upload the file again.',
       });
     }
     const prune = formField(request, 'prune') === 'on';

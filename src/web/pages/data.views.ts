@@ -97,6 +97,8 @@ export interface DataPageView extends Signed {
   checked?: StagedUpload | undefined;
   /** The page was asked for a check that has expired or was imported. */
   checkGone?: boolean;
+  /** … and it was made by another instance, or before this one restarted. */
+  checkElsewhere?: boolean;
   running?: UploadProgress | undefined;
   imported?: ImportedView | undefined;
   resent?: boolean;
@@ -116,6 +118,13 @@ const PHASES: Record<UploadProgress['phase'], string> = {
   checking: 'checking a file',
   importing: 'importing a file',
 };
+
+/**
+ * A check's file stays on the server that checked it (docs/web-app.md, "Several
+ * instances"): said when another server is asked for it.
+ */
+export const checkElsewhereMessage =
+  'That check was made by another compplan server than the one that answered now (compplan runs on several servers here, or this one has restarted since), and the checked file is kept only there. Check the file again, then import it. If this happens every time, tell whoever runs compplan: the Data page needs each signed-in session to reach the same server.';
 
 export function busyMessage(signed: Signed, running: UploadProgress): string {
   return `Another upload for ${signed.organization.name} is running: ${running.by} is ${PHASES[running.phase]} (since ${running.startedAt.slice(11, 16)} UTC). Wait until it has finished, then upload again; nothing was changed.`;
@@ -446,7 +455,7 @@ export function dataPage(view: DataPageView): string {
     html`<p class="lead">The merit cycles and employees the API serves for ${view.organization.name}, and loading new data.</p>
 ${view.error && alert('error', view.error)}
 ${view.resent && alert('info', RESENT_NOTICE)}
-${view.checkGone && alert('info', 'That check has expired or its file was imported already. Upload the file again.')}
+${view.checkGone && alert('info', view.checkElsewhere ? checkElsewhereMessage : 'That check has expired or its file was imported already. Upload the file again.')}
 ${view.imported && importedNotice(view.imported)}
 ${view.cycleCreated && cycleCreatedNotice(view.cycleCreated)}
 ${view.running && !view.error && alert('info', busyMessage(view, view.running))}
