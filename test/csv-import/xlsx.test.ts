@@ -244,6 +244,38 @@ describe('compplan import FILE.xlsx: workbooks as they come', { timeout: 120_000
     ]);
   });
 
+  it('a formula’s saved result of 0, FALSE or TRUE is read as it is: not taken for a formula without its result', async () => {
+    const book = await workbook([
+      {
+        name: 'Employees',
+        rows: [
+          [...HEADER, 'columns.flag'],
+          [
+            ...row('ada@sheets.example', undefined, { formula: '1-1', result: 0 }),
+            { formula: '1>2', result: false },
+          ],
+          [
+            ...row('bob@sheets.example', undefined, { formula: '1+1', result: 2 }),
+            { formula: '2>1', result: true },
+          ],
+        ],
+      },
+    ]);
+    const result = await importXlsx(book);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    // A column the cycle does not know is a text column: the yes-or-no result as text.
+    expect(stored()['ada@sheets.example']).toEqual({
+      flag: column('Flag', 'text', 'false'),
+      hire: column('Hire Date', 'date', '2021-06-01'),
+      pay: column('Base Pay', 'currency', { EUR: '0' }),
+    });
+    expect(stored()['bob@sheets.example']).toMatchObject({
+      flag: column('Flag', 'text', 'true'),
+      pay: column('Base Pay', 'currency', { EUR: '2' }),
+    });
+  });
+
   it('a sheet of more than 50,000 rows is refused', async () => {
     const rows = Array.from({ length: 50_001 }, (_, i) => [`e${i}@sheets.example`]);
     await refused(await workbook([{ name: 'Employees', rows: [['email'], ...rows] }]), [
