@@ -473,10 +473,7 @@ function formulaResultOf(
 }
 
 /** A cell's value as the import reads it, or the problem it is. */
-function cellText(
-  value: unknown,
-  formulaCell?: { result: unknown },
-): string | null | CellProblem {
+function cellText(value: unknown, formulaCell?: { result: unknown }): string | null | CellProblem {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean') return String(value);

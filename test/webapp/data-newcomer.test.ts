@@ -20,7 +20,8 @@ import {
 } from '../helpers/web-client.js';
 
 const DATA = '/app/settings/data';
-const fixture = (name: string) => readFileSync(new URL(`../fixtures/xlsx/${name}`, import.meta.url));
+const fixture = (name: string) =>
+  readFileSync(new URL(`../fixtures/xlsx/${name}`, import.meta.url));
 const HRIS_JSON = fixture('hris.json');
 const HRIS_CSV = fixture('hris.csv');
 const HRIS_XLSX = fixture('hris.xlsx');
@@ -33,7 +34,8 @@ const CHOICES = {
 };
 
 /** Words a person loading a spreadsheet should never be shown. */
-const DEVELOPER_WORDS = /JSON|Invalid option|expected one of|decimal string|\bbyte 0x|validator|zod/;
+const DEVELOPER_WORDS =
+  /JSON|Invalid option|expected one of|decimal string|\bbyte 0x|validator|zod/;
 
 describe('Settings → Data: the newcomer’s HRIS export', () => {
   let server: TestServer;
@@ -108,7 +110,9 @@ describe('Settings → Data: the newcomer’s HRIS export', () => {
     ]);
     expect(text).toContain('row 2, columns.hireDate: "01/04/2010"');
     expect(text).toContain('row 2, columns.basePay: "60,000"');
-    const problems = /<section class="panel panel-danger"[\s\S]*?<\/section>/.exec(refused.body)?.[0];
+    const problems = /<section class="panel panel-danger"[\s\S]*?<\/section>/.exec(
+      refused.body,
+    )?.[0];
     expect(textOf(problems ?? '')).not.toMatch(DEVELOPER_WORDS);
   });
 
