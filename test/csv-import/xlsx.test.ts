@@ -231,7 +231,7 @@ describe('compplan import FILE.xlsx: workbooks as they come', { timeout: 120_000
     ]);
     await refused(book, [
       `5 problems (each explained at /app/help/import). Read as: Excel workbook, sheet "Employees", cells as typed (date cells as dates, number cells as numbers).`,
-      '(column G): This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
+      '(column G): This column is not one the import knows. Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”.',
       '  row 1: "(column G)"',
       'Cells of the first row are merged into one. Unmerge the cells of the first row and give each column its own name, as the format lists them.',
       '  row 1: "F1:G1"',

@@ -295,7 +295,7 @@ describe('Settings → Data: upload, check, import', () => {
     expect(list.status).toBe(200);
     expect(list.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(list.body).toBe(
-      'row,column,value,problem\r\n1,Notes,Notes,"This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”."\r\n',
+      'row,column,value,problem\r\n1,Notes,Notes,"This column is not one the import knows. Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”."\r\n',
     );
     const checked = await check(
       owner,

@@ -148,7 +148,7 @@ function cyclesTable(cycles: CycleOverview[]): SafeHtml {
   <td data-label="Status">${STATUS_NAMES[cycle.status] ?? cycle.status}</td>
   <td data-label="Employees" class="number">${count(cycle.employeeCount)}</td>
   <td data-label="Last import">${lastImport(cycle)}</td>
-  <td data-label="Template"><span class="template-links">${templateLinks(cycle.id, cycle.name)}</span></td>
+  <td data-label="Templates"><span class="template-links">${templateLinks(cycle.id, cycle.name)}</span></td>
 </tr>`,
   );
   return listTable({
@@ -158,7 +158,7 @@ function cyclesTable(cycles: CycleOverview[]): SafeHtml {
       'Status',
       { label: 'Employees', className: 'number' },
       'Last import',
-      'Template',
+      'Templates',
     ],
     rows,
   });
@@ -312,18 +312,18 @@ function uploadForm(view: DataPageView): SafeHtml {
       <div class="radio-row"><input ${radio('csv')}> <label for="format-csv">One merit cycle's employees, as CSV or an Excel workbook (.csv, .xlsx)</label></div>
     </fieldset>
     <div class="field">
-      <label for="upload-cycle">Merit cycle (for a CSV file)</label>
+      <label for="upload-cycle">Merit cycle (for a CSV file or an Excel workbook)</label>
       <select id="upload-cycle" name="cycle"${view.cycles.length === 0 ? html` disabled` : ''}>${cycles}</select>
     </div>
     ${readingFields(readingChoices(choices.reading))}
-    <div class="field">
+    <div class="field csv-only">
       <label for="upload-sheet">Sheet (for an Excel workbook; empty: the first visible sheet)</label>
       <input id="upload-sheet" name="sheet" type="text" maxlength="200">
     </div>
     <div class="field">
       <label for="upload-file">File</label>
       <input id="upload-file" name="file" type="file" required accept=".csv,.xlsx,.json,.ndjson,.jsonl,text/csv,application/json,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="upload-limits">
-      <p class="hint" id="upload-limits">Up to ${inMiB(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${inMiB(JSON_MAX_BYTES)}, a CSV file up to ${inMiB(CSV_MAX_BYTES)} (they are read whole). Choose the file again after a check: browsers do not keep it.</p>
+      <p class="hint" id="upload-limits">Up to ${inMiB(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${inMiB(JSON_MAX_BYTES)}, a CSV file up to ${inMiB(CSV_MAX_BYTES)}, an Excel workbook's sheet up to ${inMiB(CSV_MAX_BYTES)} of text (they are read whole). Choose the file again after a check: browsers do not keep it.</p>
     </div>
     <button type="submit" class="button button-primary">Check file</button>
     ${progressBox}
