@@ -18,7 +18,7 @@ import { webManagement } from './migrations/0014-web-management.js';
 import { auditColumnsServed } from './migrations/0015-audit-columns-served.js';
 import { hiddenColumnTypes } from './migrations/0016-hidden-column-types.js';
 import { uploadSlots } from './migrations/0017-upload-slots.js';
-import { uploadProblems } from './migrations/0018-upload-problems.js';
+import { uploadProblems } from './migrations/0019-upload-problems.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -39,7 +39,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0015-audit-columns-served': auditColumnsServed(),
     '0016-hidden-column-types': hiddenColumnTypes(dialect),
     '0017-upload-slots': uploadSlots(dialect),
-    '0018-upload-problems': uploadProblems(),
+    '0019-upload-problems': uploadProblems(),
   };
 }
 

@@ -260,7 +260,7 @@ export interface UploadSlotsTable {
   expires_at: ColumnType<number | string, number, number>;
 }
 
-/** A user's last refused upload's problems, as CSV (migration 0018, src/import/uploads.ts). */
+/** A user's last refused upload's problems, as CSV (migration 0019, src/import/uploads.ts). */
 export interface UploadProblemsTable {
   user_id: string;
   csv: string;

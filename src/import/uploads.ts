@@ -237,7 +237,7 @@ export class UploadStaging {
 
   /**
    * Keeps the whole list of a refused file's problems (CSV) for its user to download, in
-   * the database, so that every instance serves it (migration 0018); replaces the user's
+   * the database, so that every instance serves it (migration 0019); replaces the user's
    * earlier list, and drops every list that has expired.
    */
   async keepProblems(userId: string, csv: string): Promise<void> {

@@ -55,7 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
-        ['0018-upload-problems', 'Down', 'Success'],
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
         ['0015-audit-columns-served', 'Down', 'Success'],
@@ -93,7 +93,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
-        '0018-upload-problems',
+        '0019-upload-problems',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -242,7 +242,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
-      ['0018-upload-problems', 'Success'],
+      ['0019-upload-problems', 'Success'],
       ['0017-upload-slots', 'Success'],
       ['0016-hidden-column-types', 'Success'],
       ['0015-audit-columns-served', 'Success'],
@@ -275,7 +275,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0015-audit-columns-served',
       '0016-hidden-column-types',
       '0017-upload-slots',
-      '0018-upload-problems',
+      '0019-upload-problems',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -307,7 +307,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
-        ['0018-upload-problems', 'Down', 'Success'],
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
         ['0015-audit-columns-served', 'Down', 'Success'],
@@ -334,7 +334,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
-        '0018-upload-problems',
+        '0019-upload-problems',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -370,7 +370,7 @@ describe('migration 0012 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0011-webhooks');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
-        ['0018-upload-problems', 'Down', 'Success'],
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
         ['0015-audit-columns-served', 'Down', 'Success'],
@@ -391,7 +391,7 @@ describe('migration 0012 down and up again', () => {
         '0015-audit-columns-served',
         '0016-hidden-column-types',
         '0017-upload-slots',
-        '0018-upload-problems',
+        '0019-upload-problems',
       ]);
       expect(await apiKeyColumns()).toContain('allowed_addresses');
       revision = await readKeysRevision(db);
@@ -419,7 +419,7 @@ describe('migration 0016 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0015-audit-columns-served');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
-        ['0018-upload-problems', 'Down', 'Success'],
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
       ]);
@@ -433,7 +433,7 @@ describe('migration 0016 down and up again', () => {
       expect(await migrateToLatest(server.database)).toEqual([
         '0016-hidden-column-types',
         '0017-upload-slots',
-        '0018-upload-problems',
+        '0019-upload-problems',
       ]);
       revision = await readKeysRevision(db);
       await sql`update api_keys set hidden_column_types = '["currency"]' where name = 'typed'`.execute(
@@ -479,7 +479,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         const { db } = server.database;
         const down = await migratorOf(server.database).migrateTo('0012-audit-log');
         expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
-          ['0018-upload-problems', 'Down', 'Success'],
+          ['0019-upload-problems', 'Down', 'Success'],
           ['0017-upload-slots', 'Down', 'Success'],
           ['0016-hidden-column-types', 'Down', 'Success'],
           ['0015-audit-columns-served', 'Down', 'Success'],
@@ -511,7 +511,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
           '0015-audit-columns-served',
           '0016-hidden-column-types',
           '0017-upload-slots',
-          '0018-upload-problems',
+          '0019-upload-problems',
         ]);
         expect(await employees()).toEqual(employeesBefore);
       } finally {
