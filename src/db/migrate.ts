@@ -19,6 +19,7 @@ import { auditColumnsServed } from './migrations/0015-audit-columns-served.js';
 import { hiddenColumnTypes } from './migrations/0016-hidden-column-types.js';
 import { uploadSlots } from './migrations/0017-upload-slots.js';
 import { rowSlices } from './migrations/0018-row-slices.js';
+import { uploadProblems } from './migrations/0019-upload-problems.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -40,6 +41,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0016-hidden-column-types': hiddenColumnTypes(dialect),
     '0017-upload-slots': uploadSlots(dialect),
     '0018-row-slices': rowSlices(dialect),
+    '0019-upload-problems': uploadProblems(),
   };
 }
 

@@ -302,6 +302,13 @@ export interface UploadSlotsTable {
   expires_at: ColumnType<number | string, number, number>;
 }
 
+/** A user's last refused upload's problems, as CSV (migration 0019, src/import/uploads.ts). */
+export interface UploadProblemsTable {
+  user_id: string;
+  csv: string;
+  expires_at: ColumnType<number | string, number, number>;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -324,6 +331,7 @@ export interface Database {
   row_slices: RowSlicesTable;
   row_slice_members: RowSliceMembersTable;
   row_slice_departures: RowSliceDeparturesTable;
+  upload_problems: UploadProblemsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

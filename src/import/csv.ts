@@ -170,6 +170,8 @@ export function employeesFromCsv(
   text: string,
   cycle: CsvCycle,
   readAs: ReadAs = new ReadAs(readingChoices()),
+  /** Problems found in reading the file's bytes (csvText: rows that are not UTF-8). */
+  earlier: readonly SheetProblem[] = [],
 ): { employees: EmployeeInput[]; source: CsvSource } {
   // Counted in characters here (the file was read as at most CSV_MAX_BYTES bytes).
   if (text.length > CSV_MAX_BYTES) throw csvTooLarge();
@@ -177,7 +179,7 @@ export function employeesFromCsv(
   if (text.trim() === '') {
     throw fileProblem('the file is empty: it needs a header row and one row per employee');
   }
-  const refuse = (problems: SheetProblem[]) => refusal(problems, readAs);
+  const refuse = (problems: SheetProblem[]) => refusal([...earlier, ...problems], readAs);
   const separator = separatorOf(text);
   if (separator === undefined) {
     const firstLine = text.split(/\r\n|\n|\r/, 1)[0] ?? '';
@@ -191,7 +193,7 @@ export function employeesFromCsv(
     if (!(error instanceof CsvSyntax)) throw error;
     throw refuse([{ kind: 'quotes', row: error.line, detail: `${capital(error.what)}.` }]);
   }
-  return employeesFromRows(records, cycle, readAs, [], separator);
+  return employeesFromRows(records, cycle, readAs, earlier, separator);
 }
 
 /** The file refused with every problem found (at most MAX_SHEET_PROBLEMS kept). */
@@ -319,24 +321,28 @@ export function employeesFromRows(
 }
 
 /**
- * A CSV file's bytes as text, in the chosen encoding; UTF-8 strictly: a byte that is not
- * UTF-8 is a problem of its row (the file is most likely Windows-1252, which is a choice).
+ * A CSV file's bytes as text, in the chosen encoding; UTF-8 strictly: each row with a byte
+ * that is not UTF-8 is a problem of its own (the file is most likely Windows-1252, which
+ * is a choice). The file is read on all the same, each such byte as U+FFFD, so that one
+ * check reports the file's other problems (its header, dates, amounts) with these.
  */
-export function csvText(bytes: Uint8Array | string, readAs: ReadAs): string {
-  if (typeof bytes === 'string') return decodeSheet(Buffer.from(bytes), 'utf-8', readAs, String);
-  return decodeSheet(bytes, readAs.choices.encoding, readAs, (utf8) => {
+export function csvText(
+  bytes: Uint8Array | string,
+  readAs: ReadAs,
+): { text: string; problems: SheetProblem[] } {
+  if (typeof bytes === 'string') {
+    return { text: decodeSheet(Buffer.from(bytes), 'utf-8', readAs, String), problems: [] };
+  }
+  const problems: SheetProblem[] = [];
+  const text = decodeSheet(bytes, readAs.choices.encoding, readAs, (utf8) => {
     if (isUtf8(utf8)) return Buffer.from(utf8.buffer, utf8.byteOffset, utf8.length).toString();
     const text = new TextDecoder().decode(utf8);
-    const at = text.indexOf('\ufffd');
-    const before = text.slice(0, at);
-    const row = before.split(/\r\n|\n|\r/).length;
-    const line = text.slice(before.lastIndexOf('\n') + 1).split(/\r\n|\n|\r/, 1)[0] ?? '';
-    throw new SheetProblemsError(
-      [{ kind: 'encoding', row, value: line }],
-      readAs.choices,
-      readAs.words(),
-    );
+    text.split(/\r\n|\n|\r/).forEach((line, index) => {
+      if (line.includes('\ufffd')) problems.push({ kind: 'encoding', row: index + 1, value: line });
+    });
+    return text;
   });
+  return { text, problems };
 }
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
@@ -420,7 +426,7 @@ function columnOf(field: Path, header: readonly string[]): string {
  */
 export function csvProblems(error: ImportError, source: CsvSource): ImportError {
   const lineOf = (index: unknown) => source.lines[Number(index)];
-  const problems = error.problems.map((problem): SheetProblem => {
+  const problems = error.kept.map((problem): SheetProblem => {
     const [top, , list, index, ...field] = problem.path;
     if (top !== 'meritCycles' || list !== 'employees') {
       return { kind: 'other', detail: capital(messageOf(problem)) };

@@ -86,7 +86,8 @@ async function loadCsv<T>(
     read = await employeesFromXlsx(bytes, sheetCycle, readAs);
   } else {
     readAs = new ReadAs(readingChoices(reading));
-    read = employeesFromCsv(csvText(bytes, readAs), sheetCycle, readAs);
+    const { text, problems } = csvText(bytes, readAs);
+    read = employeesFromCsv(text, sheetCycle, readAs, problems);
   }
   const { employees, source } = read;
   // The organisation and the cycle as stored: only the employees come from the file.

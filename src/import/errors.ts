@@ -21,15 +21,23 @@ export interface Problem {
 // that a file with an error in every row does not print a million lines.
 export const MAX_PROBLEMS = 50;
 
+// How many problems a check of the web application keeps for its whole list, the
+// problems.csv a person downloads (LoadOptions.keepProblems): every one of 50,000 rows
+// with a few wrong cells, and a bound on what a file with a problem on every line holds.
+export const MAX_LISTED_PROBLEMS = 200_000;
+
 /** The import was refused: its problems, at most MAX_PROBLEMS, then how many more. */
 export class ImportError extends Error {
   override name = 'ImportError';
+  /** The problems shown: at most `shownAtMost`, in report order. */
   readonly problems: readonly Problem[];
+  /** Every problem kept, in report order (more than shown when the import kept more). */
+  readonly kept: readonly Problem[];
 
   constructor(
     problems: readonly Problem[],
     readonly total = problems.length,
-    /** How many are kept and shown (a spreadsheet's grouped problems: all their lines). */
+    /** How many are shown (a spreadsheet's grouped problems: all their lines). */
     shownAtMost = MAX_PROBLEMS,
   ) {
     const shown = problems.slice(0, shownAtMost);
@@ -37,6 +45,7 @@ export class ImportError extends Error {
     if (total > shown.length) lines.push(`… and ${total - shown.length} more`);
     super(lines.length === 1 ? (lines[0] ?? '') : `${lines.length} problems:\n${lines.join('\n')}`);
     this.problems = shown;
+    this.kept = problems;
     this.lines = lines;
   }
 
@@ -109,10 +118,14 @@ function compare(a: Problem, b: Problem): number {
 }
 
 /**
- * The problems of one import: only the first MAX_PROBLEMS in report order are kept (a file
- * with a problem on every line must not fill memory), and how many there were.
+ * The problems of one import: only the first `keepAtMost` in report order are kept
+ * (MAX_PROBLEMS, what a run reports; a check's whole list, MAX_LISTED_PROBLEMS at most: a
+ * file with a problem on every line must not fill memory), and how many there were.
  */
 export class ProblemList {
+  /** Sorted and cut back to keepAtMost when this many are kept. */
+  private readonly trimAt: number;
+
   /**
    * `kept` and `total` of a list that crossed from a worker thread as plain data; `total`
    * also counts problems found but not kept (the checks across records cap their queries).
@@ -120,12 +133,15 @@ export class ProblemList {
   constructor(
     readonly kept: Problem[] = [],
     public total = 0,
-  ) {}
+    readonly keepAtMost = MAX_PROBLEMS,
+  ) {
+    this.trimAt = keepAtMost + Math.min(keepAtMost, 50_000);
+  }
 
   add(problem: Problem): void {
     this.total++;
     this.kept.push(problem);
-    if (this.kept.length >= 2 * MAX_PROBLEMS) this.trim();
+    if (this.kept.length >= this.trimAt) this.trim();
   }
 
   error(): ImportError {
@@ -135,7 +151,7 @@ export class ProblemList {
 
   // A stable sort: problems of one record keep the order they were found in.
   private trim(): void {
-    this.kept.sort(compare).splice(MAX_PROBLEMS);
+    this.kept.sort(compare).splice(this.keepAtMost);
   }
 }
 

@@ -50,7 +50,7 @@ export interface IntakeOutcome {
   problems: { kept: Problem[]; total: number };
   /**
    * Problems of the input's shape (NDJSON lines that are no record), in line order:
-   * reported alone. The first MAX_PROBLEMS, and how many there were.
+   * reported alone. The first kept (MAX_PROBLEMS, or as asked), and how many there were.
    */
   shapeProblems: Problem[];
   shapeProblemCount: number;
@@ -66,14 +66,16 @@ export type Stage = (batch: StagedBatch) => Promise<void>;
 
 /**
  * Takes every record: validates it, keeps what the merge needs, and stages each valid
- * employee, `stage` awaited for each full batch (and the last).
+ * employee, `stage` awaited for each full batch (and the last). Keeps the first
+ * `keepProblems` problems (of records, and of the input's shape) in report order.
  */
 export async function takeRecords(
   records: ImportRecords,
   dialect: Dialect,
   stage: Stage,
+  keepProblems = MAX_PROBLEMS,
 ): Promise<IntakeOutcome> {
-  const problems = new ProblemList();
+  const problems = new ProblemList([], 0, keepProblems);
   const outcome: IntakeOutcome = {
     problems,
     shapeProblems: [],
@@ -92,7 +94,7 @@ export async function takeRecords(
   for await (const record of records) {
     const { kind, line } = record;
     if (kind === 'problem') {
-      if (outcome.shapeProblemCount++ < MAX_PROBLEMS) {
+      if (outcome.shapeProblemCount++ < keepProblems) {
         outcome.shapeProblems.push({ path: [], line, message: record.message });
       }
     } else if (kind === 'root') {

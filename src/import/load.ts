@@ -33,6 +33,11 @@ export interface LoadOptions extends ImportOptions {
    * did not exist); refused with StaleCheckError when it has moved since.
    */
   checkedAt?: number | null;
+  /**
+   * How many problems a refusal keeps (ImportError.kept; MAX_PROBLEMS when absent): the
+   * web application's check keeps its whole list, to download (MAX_LISTED_PROBLEMS).
+   */
+  keepProblems?: number;
 }
 
 /** What a check found would change: the summary, each cycle, and where it was checked. */
@@ -79,7 +84,8 @@ export async function importRecords(
   records: ImportRecords,
   options: LoadOptions = {},
 ): Promise<ImportSummary> {
-  const intake = (stage: Stage) => takeRecords(records, database.dialect, stage);
+  const intake = (stage: Stage) =>
+    takeRecords(records, database.dialect, stage, options.keepProblems);
   return (await load(database, intake, options)).summary;
 }
 
@@ -89,7 +95,8 @@ export function checkRecords(
   records: ImportRecords,
   options: LoadOptions = {},
 ): Promise<CheckedImport> {
-  const intake = (stage: Stage) => takeRecords(records, database.dialect, stage);
+  const intake = (stage: Stage) =>
+    takeRecords(records, database.dialect, stage, options.keepProblems);
   return check(load(database, intake, { ...options, check: true }));
 }
 
@@ -146,7 +153,11 @@ function load(
     }
     if (!taken.rootSeen) throw fileProblem('(the file): holds no data set');
     await indexStaging(trx, dialect);
-    const problems = new ProblemList(taken.problems.kept, taken.problems.total);
+    const problems = new ProblemList(
+      taken.problems.kept,
+      taken.problems.total,
+      options.keepProblems,
+    );
     await checkRepeats(trx, taken, problems);
     // (No root without a problem: an invalid one is one.)
     if (problems.total > 0 || !taken.root) throw problems.error();

@@ -2,20 +2,58 @@
 // application, docs/web-app.md): `Employee 4 (ada@acme.example) of merit cycle 1
 // ("2026 Annual"), field "lastName": …` instead of `meritCycles[0].employees[3].lastName: …`.
 // The emails and cycle names come from the file, read once more; only for a file that
-// failed. A CSV import's problems already name the row and the column (csv.ts).
+// failed. A CSV import's problems already name the row and the column (csv.ts). Besides
+// the first problems, for the page, the whole list the check kept (ImportError.kept) as
+// CSV — line, record, field, problem — to download and work through in a spreadsheet.
 import { createReadStream } from 'node:fs';
-import { type ImportError, messageOf, type Path, type Problem } from './errors.js';
+import { spreadsheetSafe } from '../audit/csv.js';
+import { csvRow } from '../export/csv.js';
+import { type ImportError, MAX_PROBLEMS, messageOf, type Path, type Problem } from './errors.js';
 import { isObject } from './records.js';
 import { recordsOfStream } from './source.js';
 import type { StagedFile } from './staged-file.js';
 
-export async function problemsForPeople(error: ImportError, file: StagedFile): Promise<string[]> {
-  const more = error.total - error.problems.length;
-  const tail = more > 0 ? [`… and ${more.toLocaleString('en')} more`] : [];
-  if (file.format === 'csv')
-    return [...error.problems.map((problem) => messageOf(problem)), ...tail];
-  const names = await namesIn(file, error.problems);
-  return [...error.problems.map((problem) => inWords(problem, names)), ...tail];
+/** A refused file's problems for people: the first in words, and every one kept as CSV. */
+export interface ProblemsForPeople {
+  /** The first MAX_PROBLEMS, each in words. */
+  shown: string[];
+  /** How many there are, and how many of them the CSV lists (it may list fewer). */
+  total: number;
+  listed: number;
+  /** line, record, field, problem: one row a problem kept, in report order. */
+  csv: string;
+}
+
+export async function problemsForPeople(
+  error: ImportError,
+  file: StagedFile,
+): Promise<ProblemsForPeople> {
+  const { kept, total } = error;
+  const shownProblems = kept.slice(0, MAX_PROBLEMS);
+  const names: Names =
+    file.format === 'csv' ? { cycles: new Map(), employees: new Map() } : await namesIn(file, kept);
+  const words = (problem: Problem) =>
+    file.format === 'csv' ? messageOf(problem) : inWords(problem, names);
+  const csv = [csvRow(['line', 'record', 'field', 'problem'])];
+  for (const problem of kept) {
+    const { record: where, field: what } = placeOf(problem, names);
+    csv.push(
+      csvRow(
+        [
+          problem.line ?? null,
+          where,
+          what,
+          messageOf(problem, (other) => record(other, names).words),
+        ].map(spreadsheetSafe),
+      ),
+    );
+  }
+  return {
+    shown: shownProblems.map(words),
+    total,
+    listed: kept.length,
+    csv: csv.join(''),
+  };
 }
 
 interface Names {
@@ -60,13 +98,21 @@ async function namesIn(file: StagedFile, problems: readonly Problem[]): Promise<
 
 const quoted = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}…` : text);
 
-function field(parts: Path): string {
+/** What a field is called: `column "basePay" (USD)`, `field "email"`; '' for none. */
+function fieldWords(parts: Path): string {
   if (parts.length === 0) return '';
   if (parts[0] === 'columns' && parts.length > 1) {
     const rest = parts.slice(2).join('.');
-    return `, column ${quoted(String(parts[1]))}${rest ? ` (${rest})` : ''}`;
+    return `column ${quoted(String(parts[1]))}${rest ? ` (${rest})` : ''}`;
   }
-  return `, field ${quoted(parts.join('.'))}`;
+  return `field ${quoted(parts.join('.'))}`;
+}
+
+/** The record and field of a problem, in words (the whole file: "the file"). */
+function placeOf(problem: Problem, names: Names): { record: string; field: string } {
+  if (problem.path.length === 0) return { record: 'the file', field: '' };
+  const { words, rest } = record(problem.path, names);
+  return { record: words, field: fieldWords(rest) };
 }
 
 /** The record a path is in, in words: `employee 4 (ada@…) of merit cycle 1 ("…")`. */
@@ -90,6 +136,7 @@ function inWords(problem: Problem, names: Names): string {
   const message = messageOf(problem, (other) => record(other, names).words);
   if (problem.path.length === 0) return `${line}${message}`;
   const { words, rest } = record(problem.path, names);
-  const where = `${words}${field(rest)}`;
+  const field = fieldWords(rest);
+  const where = `${words}${field ? `, ${field}` : ''}`;
   return `${line}${line ? where : where.charAt(0).toUpperCase() + where.slice(1)}: ${message}`;
 }

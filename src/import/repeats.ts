@@ -65,8 +65,8 @@ export async function checkRepeats(
 }
 
 /**
- * Staged employees that repeat an earlier one (in file order) within `group`: the first
- * 51 (more than a report shows), and how many there are. A grouping first asks whether
+ * Staged employees that repeat an earlier one (in file order) within `group`: one more
+ * than the problems keep (more than a report shows), and how many there are. A grouping first asks whether
  * there is any at all: it costs a fraction of the window query, and almost every import
  * has none.
  */
@@ -90,7 +90,7 @@ async function staged(
          from ${STAGING} where ${check.where}
        window same as (partition by ${check.group} order by cycle_index, employee_index)
      ) repeated
-     where ${check.wrong} order by cycle_index, employee_index limit 51`,
+     where ${check.wrong} order by cycle_index, employee_index limit ${problems.keepAtMost + 1}`,
   );
   const employee = (cycle: unknown, index: unknown): Path => [
     'meritCycles',

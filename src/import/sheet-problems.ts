@@ -52,7 +52,7 @@ const KINDS = {
   'unknown-column': {
     problem: said('This column is not one the import knows.'),
     remedy: said(
-      'Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
+      'Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”.',
     ),
   },
   'missing-column': {

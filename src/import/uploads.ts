@@ -11,8 +11,9 @@
 // ends, however it ends; a slot whose instance was killed is taken over once its lease
 // expires, and at once by an instance on the same host that sees its process gone. Each
 // process stages its files in a directory of its own, named with its process id
-// (`compplan-import-staging-PID-…`); an instance starting removes those of processes of
-// this host that are gone, so a killed instance's files do not stay.
+// (`compplan-import-staging-PID-…`); an instance starting, and one taking over a slot of
+// this host, removes those of processes of this host that are gone, so a killed
+// instance's files do not stay.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
@@ -30,6 +31,8 @@ export const UPLOAD_TTL_MS = 30 * 60 * 1000;
 export const LEASE_MS = 60_000;
 
 const STAGING_PREFIX = 'compplan-import-staging-';
+/** A check's token: the instance's tag, a dot, 32 random bytes (base64url). */
+const TOKEN = /^([0-9a-f]{8})\.[\w-]{43}$/;
 
 export type UploadFormat = 'csv' | 'data-set';
 
@@ -80,10 +83,10 @@ export class UploadStaging {
   private readonly staged = new Map<string, StagedUpload>();
   /** This instance's running uploads, by organisation (their slots are in the database). */
   private readonly running = new Map<string, UploadProgress>();
-  /** The last refused spreadsheet's problems of each user, as CSV (in this instance). */
-  private readonly problems = new Map<string, { csv: string; expiresAt: number }>();
   private sweeper: NodeJS.Timeout | undefined;
   private readonly instance = randomUUID();
+  /** The instance's tag in its checks' tokens. */
+  private readonly tag = this.instance.slice(0, 8);
   private readonly host = hostname();
 
   constructor(
@@ -111,10 +114,20 @@ export class UploadStaging {
     }
   }
 
-  /** A new file's path in the staging area (the file is not made). */
+  /**
+   * A new file's path in the staging area (the file is not made), and its token: this
+   * instance's tag, a dot, 32 random bytes. The tag tells a check kept by another
+   * instance (or by this one before it restarted) from one that has expired.
+   */
   async newPath(): Promise<{ token: string; path: string }> {
-    const token = randomBytes(32).toString('base64url');
+    const token = `${this.tag}.${randomBytes(32).toString('base64url')}`;
     return { token, path: join(await this.dir(), token) };
+  }
+
+  /** Whether a token is of a check made by another instance (or before a restart). */
+  madeElsewhere(token: string): boolean {
+    const match = TOKEN.exec(token);
+    return match !== null && match[1] !== this.tag;
   }
 
   /**
@@ -172,13 +185,15 @@ export class UploadStaging {
       const held = await this.slotOf(organizationId);
       if (!held) continue;
       if (!this.abandoned(held, now)) throw new UploadBusyError(progressOfSlot(held));
-      // The holder is gone: its slot is deleted (unless it was renewed meanwhile).
+      // The holder is gone: its slot is deleted (unless it was renewed meanwhile), and the
+      // files of this host's processes that are gone with it (a killed instance's).
       await this.db
         .deleteFrom('upload_slots')
         .where('organization_id', '=', organizationId)
         .where('instance_id', '=', held.instance_id)
         .where('expires_at', '=', held.expires_at)
         .execute();
+      if (held.host === this.host) await this.reclaim();
     }
     const held = await this.slotOf(organizationId);
     throw new UploadBusyError(held ? progressOfSlot(held) : progress);
@@ -220,15 +235,32 @@ export class UploadStaging {
     return slot && !this.abandoned(slot, Date.now()) ? progressOfSlot(slot) : undefined;
   }
 
-  /** Keeps the whole list of a refused file's problems (CSV) for its user to download. */
-  keepProblems(userId: string, csv: string): void {
-    this.problems.set(userId, { csv, expiresAt: Date.now() + UPLOAD_TTL_MS });
-    this.sweeper ??= setInterval(() => void this.sweep(), 60_000).unref();
+  /**
+   * Keeps the whole list of a refused file's problems (CSV) for its user to download, in
+   * the database, so that every instance serves it (migration 0019); replaces the user's
+   * earlier list, and drops every list that has expired.
+   */
+  async keepProblems(userId: string, csv: string): Promise<void> {
+    const now = Date.now();
+    await this.db.deleteFrom('upload_problems').where('expires_at', '<=', now).execute();
+    await this.db
+      .insertInto('upload_problems')
+      .values({ user_id: userId, csv, expires_at: now + UPLOAD_TTL_MS })
+      .onConflict((conflict) =>
+        conflict.column('user_id').doUpdateSet({ csv, expires_at: now + UPLOAD_TTL_MS }),
+      )
+      .execute();
   }
 
-  problemsOf(userId: string): string | undefined {
-    const kept = this.problems.get(userId);
-    return kept && kept.expiresAt > Date.now() ? kept.csv : undefined;
+  /** The user's last refused file's problems, as CSV, unless expired. */
+  async problemsOf(userId: string): Promise<string | undefined> {
+    const kept = await this.db
+      .selectFrom('upload_problems')
+      .select('csv')
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', Date.now())
+      .executeTakeFirst();
+    return kept?.csv;
   }
 
   /** Keeps a checked file for its Import; the user's earlier one, if any, is removed. */
@@ -256,9 +288,6 @@ export class UploadStaging {
 
   private async sweep(): Promise<void> {
     const now = Date.now();
-    for (const [userId, kept] of this.problems) {
-      if (kept.expiresAt <= now) this.problems.delete(userId);
-    }
     for (const upload of [...this.staged.values()]) {
       if (upload.expiresAt <= now) await this.discard(upload.token);
     }
@@ -268,7 +297,6 @@ export class UploadStaging {
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.staged.clear();
-    this.problems.clear();
     const directory = this.directory;
     this.directory = undefined;
     if (directory) await rm(await directory, { recursive: true, force: true });

@@ -97,7 +97,7 @@ async function readSheet(
   if (kind !== 'zip') throw problem.corrupt();
   const zip = await openZip(input.workbook);
   try {
-    const { entries, parts, merges } = await checkedEntries(zip);
+    const { entries, parts, merges, booleans } = await checkedEntries(zip);
     if (!entries.has('[Content_Types].xml') || !entries.has('xl/workbook.xml')) {
       throw problem.notWorkbook();
     }
@@ -129,7 +129,8 @@ async function readSheet(
       }),
       !entries.has('xl/sharedStrings.xml'),
     );
-    const read = await rowsOf(stream, readAs).finally(() => stream.destroy());
+    const booleanFormulas = booleans.get(sheet.path) ?? new Set<string>();
+    const read = await rowsOf(stream, readAs, booleanFormulas).finally(() => stream.destroy());
     const earlier = [...read.problems, ...mergedHeader(merges.get(sheet.path) ?? [], read.rows)];
     // Every row as wide as the widest: a value right of the named columns is in a column
     // of its own, named by its letter, which the header check refuses (or ignores).
@@ -164,13 +165,17 @@ function openZip(workbook: string | Buffer): Promise<yauzl.ZipFile> {
  * Every entry of the zip, checked: at most MAX_ENTRIES, none encrypted, stored or deflated,
  * at most MAX_UNCOMPRESSED bytes declared in all and inflated in all (counted as they are
  * inflated). The workbook's sheet list and relationships are kept as text, and each
- * worksheet's merged cells (`<mergeCell ref="A1:B1"/>`).
+ * worksheet's merged cells (`<mergeCell ref="A1:B1"/>`) and the addresses of its formula
+ * cells of a yes-or-no result (`<c r="H2" t="b"><f>TRUE()</f><v>1</v></c>`: LibreOffice
+ * saves every TRUE and FALSE cell so), whose result exceljs's streaming reader gives as the
+ * number 1 or 0.
  */
 async function checkedEntries(zip: yauzl.ZipFile) {
   if (zip.entryCount > MAX_ENTRIES) throw problem.bomb();
   const entries = new Map<string, Entry>();
   const parts = new Map<string, string>();
   const merges = new Map<string, string[]>();
+  const booleans = new Map<string, Set<string>>();
   let declared = 0;
   let inflated = 0;
   const list = await new Promise<yauzl.Entry[]>((resolve, reject) => {
@@ -197,6 +202,7 @@ async function checkedEntries(zip: yauzl.ZipFile) {
     let keptBytes = 0;
     let carry = '';
     const found: string[] = [];
+    const booleanCells = new Set<string>();
     const stream = await new Promise<Readable>((resolve, reject) =>
       zip.openReadStream(raw, (error, stream) =>
         error || !stream ? reject(problem.corrupt()) : resolve(stream),
@@ -218,6 +224,10 @@ async function checkedEntries(zip: yauzl.ZipFile) {
           for (const match of text.matchAll(/<mergeCell\s+ref="([A-Z]+\d+:[A-Z]+\d+)"/g)) {
             if (match[1]) found.push(match[1]);
           }
+          for (const [, attributes = ''] of text.matchAll(/<c\s([^>]*)>\s*<f[\s>]/g)) {
+            const address = /\br="([A-Z]+\d+)"/.exec(attributes)?.[1];
+            if (address !== undefined && /\bt="b"/.test(attributes)) booleanCells.add(address);
+          }
           carry = text.slice(-200);
         }
       }
@@ -228,9 +238,12 @@ async function checkedEntries(zip: yauzl.ZipFile) {
       throw /too many bytes/i.test(String(error)) ? problem.bomb() : problem.corrupt();
     }
     if (keep) parts.set(name, Buffer.concat(kept).toString('utf8'));
-    if (sheet) merges.set(name, [...new Set(found)]);
+    if (sheet) {
+      merges.set(name, [...new Set(found)]);
+      booleans.set(name, booleanCells);
+    }
   }
-  return { entries, parts, merges };
+  return { entries, parts, merges, booleans };
 }
 
 /** The sheets of the workbook, in its order, with the entry of each one's cells. */
@@ -380,7 +393,7 @@ function copiedEntries(zip: yauzl.ZipFile, entries: readonly Entry[], addSharedS
  * Blank rows are skipped (and so empty rows at the end); the first row with a value is the
  * header. At most CSV_MAX_ROWS rows below it and CSV_MAX_BYTES of text, as a CSV file.
  */
-async function rowsOf(stream: Readable, readAs: ReadAs) {
+async function rowsOf(stream: Readable, readAs: ReadAs, booleanFormulas: ReadonlySet<string>) {
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
     sharedStrings: 'cache',
     styles: 'cache',
@@ -398,7 +411,7 @@ async function rowsOf(stream: Readable, readAs: ReadAs) {
         const values = (row.values as unknown[]).slice(1);
         const fields: (string | null)[] = [];
         values.forEach((value, index) => {
-          const cell = cellText(value);
+          const cell = cellText(value, formulaResultOf(row.getCell(index + 1), booleanFormulas));
           if (typeof cell === 'object' && cell !== null) {
             problems.push({
               kind: cell.kind,
@@ -442,8 +455,25 @@ async function rowsOf(stream: Readable, readAs: ReadAs) {
 
 type CellProblem = { kind: SheetProblem['kind']; value?: string };
 
+/**
+ * A formula cell's saved result, read from the cell: its value (exceljs's `cell.value`)
+ * leaves out a result of 0 or false, and its streaming reader gives a yes-or-no result as
+ * 1 or 0 (`booleanFormulas`: the addresses of such cells, from the sheet's XML).
+ */
+function formulaResultOf(
+  cell: ExcelJS.Cell,
+  booleanFormulas: ReadonlySet<string>,
+): { result: unknown } | undefined {
+  if (cell.type !== ExcelJS.ValueType.Formula) return undefined;
+  const result: unknown = cell.result;
+  if (typeof result === 'number' && booleanFormulas.has(cell.address)) {
+    return { result: result !== 0 };
+  }
+  return { result };
+}
+
 /** A cell's value as the import reads it, or the problem it is. */
-function cellText(value: unknown): string | null | CellProblem {
+function cellText(value: unknown, formulaCell?: { result: unknown }): string | null | CellProblem {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean') return String(value);
@@ -469,8 +499,9 @@ function cellText(value: unknown): string | null | CellProblem {
   if (object.error !== undefined) return { kind: 'cell-error', value: object.error };
   if (object.formula !== undefined || object.sharedFormula !== undefined) {
     const formula = `=${object.formula ?? object.sharedFormula}`;
-    if (object.result === undefined) return { kind: 'formula', value: formula };
-    const result = cellText(object.result);
+    const saved = formulaCell === undefined ? object.result : formulaCell.result;
+    if (saved === undefined) return { kind: 'formula', value: formula };
+    const result = cellText(saved);
     return result === null ? { kind: 'formula', value: formula } : result;
   }
   if (object.text !== undefined) return cellText(object.text);

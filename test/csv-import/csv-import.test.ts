@@ -240,7 +240,7 @@ describe('compplan import FILE.csv --org --cycle', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       refusal(2, [
-        'lastname: This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
+        'lastname: This column is not one the import knows. Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”.',
         '  row 1: "lastname"',
         'lastName: A column the import needs is missing from the first row. Add the column, with this name in the first row, and fill it for every row.',
         '  row 1',

@@ -135,7 +135,7 @@ describe('compplan import FILE.csv: spreadsheets as they are', () => {
     expect(result.stderr.split('\n')).toEqual([
       'compplan: the data set was not imported; nothing changed.',
       "76 problems (each explained at /app/help/import). Read as: separator ',', encoding UTF-8, dates YYYY-MM-DD, amounts 1234.56, booleans TRUE/FALSE.",
-      'Notes: This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
+      'Notes: This column is not one the import knows. Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”.',
       '  row 1: "Notes"',
       'columns.hire (73 times): This is not a date written as YYYY-MM-DD. Write the date as YYYY-MM-DD (for example 2025-03-15), or choose how the file writes dates.',
       '  row 2: "03/15/2025"',
@@ -154,7 +154,7 @@ describe('compplan import FILE.csv: spreadsheets as they are', () => {
     expect(list).toHaveLength(1 + 76 + 1);
     expect(list.slice(0, 3)).toEqual([
       'row,column,value,problem',
-      '1,Notes,Notes,"This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”."',
+      '1,Notes,Notes,"This column is not one the import knows. Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”."',
       '2,columns.hire,03/15/2025,"This is not a date written as YYYY-MM-DD. Write the date as YYYY-MM-DD (for example 2025-03-15), or choose how the file writes dates."',
     ]);
     // A cell a spreadsheet would run as a formula is written as text.

@@ -231,7 +231,7 @@ describe('compplan import FILE.xlsx: workbooks as they come', { timeout: 120_000
     ]);
     await refused(book, [
       `5 problems (each explained at /app/help/import). Read as: Excel workbook, sheet "Employees", cells as typed (date cells as dates, number cells as numbers).`,
-      '(column G): This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”.',
+      '(column G): This column is not one the import knows. Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”.',
       '  row 1: "(column G)"',
       'Cells of the first row are merged into one. Unmerge the cells of the first row and give each column its own name, as the format lists them.',
       '  row 1: "F1:G1"',
@@ -242,6 +242,38 @@ describe('compplan import FILE.xlsx: workbooks as they come', { timeout: 120_000
       'columns.hire: This is neither a date cell nor a date written as YYYY-MM-DD. Make the cell a date (format it as a date), or write the date as YYYY-MM-DD (for example 2025-03-15).',
       '  row 5: "15/03/2025"',
     ]);
+  });
+
+  it('a formula’s saved result of 0, FALSE or TRUE is read as it is: not taken for a formula without its result', async () => {
+    const book = await workbook([
+      {
+        name: 'Employees',
+        rows: [
+          [...HEADER, 'columns.flag'],
+          [
+            ...row('ada@sheets.example', undefined, { formula: '1-1', result: 0 }),
+            { formula: '1>2', result: false },
+          ],
+          [
+            ...row('bob@sheets.example', undefined, { formula: '1+1', result: 2 }),
+            { formula: '2>1', result: true },
+          ],
+        ],
+      },
+    ]);
+    const result = await importXlsx(book);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    // A column the cycle does not know is a text column: the yes-or-no result as text.
+    expect(stored()['ada@sheets.example']).toEqual({
+      flag: column('Flag', 'text', 'false'),
+      hire: column('Hire Date', 'date', '2021-06-01'),
+      pay: column('Base Pay', 'currency', { EUR: '0' }),
+    });
+    expect(stored()['bob@sheets.example']).toMatchObject({
+      flag: column('Flag', 'text', 'true'),
+      pay: column('Base Pay', 'currency', { EUR: '2' }),
+    });
   });
 
   it('a sheet of more than 50,000 rows is refused', async () => {

@@ -55,6 +55,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
@@ -94,6 +95,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0016-hidden-column-types',
         '0017-upload-slots',
         '0018-row-slices',
+        '0019-upload-problems',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -244,6 +246,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0019-upload-problems', 'Success'],
       ['0018-row-slices', 'Success'],
       ['0017-upload-slots', 'Success'],
       ['0016-hidden-column-types', 'Success'],
@@ -278,6 +281,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0016-hidden-column-types',
       '0017-upload-slots',
       '0018-row-slices',
+      '0019-upload-problems',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -309,6 +313,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
@@ -337,6 +342,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0016-hidden-column-types',
         '0017-upload-slots',
         '0018-row-slices',
+        '0019-upload-problems',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -372,6 +378,7 @@ describe('migration 0012 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0011-webhooks');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
@@ -394,6 +401,7 @@ describe('migration 0012 down and up again', () => {
         '0016-hidden-column-types',
         '0017-upload-slots',
         '0018-row-slices',
+        '0019-upload-problems',
       ]);
       expect(await apiKeyColumns()).toContain('allowed_addresses');
       revision = await readKeysRevision(db);
@@ -421,6 +429,7 @@ describe('migration 0016 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0015-audit-columns-served');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
         ['0016-hidden-column-types', 'Down', 'Success'],
@@ -436,6 +445,7 @@ describe('migration 0016 down and up again', () => {
         '0016-hidden-column-types',
         '0017-upload-slots',
         '0018-row-slices',
+        '0019-upload-problems',
       ]);
       revision = await readKeysRevision(db);
       await sql`update api_keys set hidden_column_types = '["currency"]' where name = 'typed'`.execute(
@@ -481,6 +491,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         const { db } = server.database;
         const down = await migratorOf(server.database).migrateTo('0012-audit-log');
         expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+          ['0019-upload-problems', 'Down', 'Success'],
           ['0018-row-slices', 'Down', 'Success'],
           ['0017-upload-slots', 'Down', 'Success'],
           ['0016-hidden-column-types', 'Down', 'Success'],
@@ -521,6 +532,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
           '0016-hidden-column-types',
           '0017-upload-slots',
           '0018-row-slices',
+          '0019-upload-problems',
         ]);
         // As they were, with 0018's manager email beside them (none: no manager column).
         expect(

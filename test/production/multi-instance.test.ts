@@ -1,8 +1,10 @@
 // The production topology, for real: three `compplan serve` processes on one PostgreSQL
 // database and one Redis, behind nginx running deploy/nginx.conf. What only holds across
 // instances is proven here: one quota per key, cursors that any instance continues,
-// revocation that reaches every instance, and what nginx adds (request ids, failover,
-// JSON errors of its own). Data and keys go in through the command line, as operators do.
+// revocation that reaches every instance, a web application session kept on one instance
+// (Settings → Data's checked file stays where it was checked), and what nginx adds
+// (request ids, failover, JSON errors of its own). Data, keys and users go in through the
+// command line, as operators do.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import {
 import { type NginxServer, startNginx } from '../helpers/services/nginx.js';
 import { waitFor } from '../helpers/services/process.js';
 import { type RedisServer, startRedis } from '../helpers/services/redis.js';
+import { csrfTokenOf, textOf, WebClient } from '../helpers/web-client.js';
 
 const ORG = 'multico';
 const CYCLE = {
@@ -373,6 +376,71 @@ describe('three instances behind nginx, on one PostgreSQL and one Redis', () => 
       expect((await get(base, '/ping', keys.revoked.key)).status).toBe(401);
     }
   });
+
+  it('a signed-in session stays on one instance: an upload of 2 MB through nginx is checked, and the page it leads to and its Import reach the instance that checked it', async () => {
+    const proxy = nginx as NginxServer;
+    const DATA = '/app/settings/data';
+    const email = 'owner@multico.example';
+    const created = JSON.parse(
+      await compplan(
+        ['users', 'create', '--org', ORG, '--email', email, '--role', 'owner', '--json'],
+        env,
+      ),
+    ) as { oneTimePassword: string };
+    const client = new WebClient(proxy.url);
+    await client.signInFirstTime(email, created.oneTimePassword, 'a long enough password');
+
+    // A new cycle of 8,000 employees, as NDJSON: about 2 MB, far over the 16 KiB nginx
+    // takes for the other forms.
+    const { organization } = dataSet();
+    const cycle = { ...dataSet().meritCycles[1], id: undefined, name: 'Uploaded 2025' };
+    const lines = [JSON.stringify({ organization }), JSON.stringify({ meritCycle: cycle })];
+    for (let n = 0; n < 8_000; n++) {
+      const employee = {
+        email: `uploaded${n}@multico.example`,
+        firstName: 'Uma',
+        lastName: `Loaded ${n}`,
+        currencyCode: 'USD',
+        eligibilityStatus: 'eligible',
+        columns: { department: { name: 'Department', type: 'text', value: 'Operations' } },
+      };
+      lines.push(JSON.stringify({ employee, meritCycle: cycle.name }));
+    }
+    const content = `${lines.join('\n')}\n`;
+    expect(content.length).toBeGreaterThan(2_000_000);
+
+    const started = proxy.accessLog().length;
+    const checked = await client.upload(
+      `${DATA}/check`,
+      { _csrf: await client.csrfToken(DATA), format: 'data-set' },
+      { name: 'uploaded.ndjson', content },
+    );
+    expect(checked.status).toBe(303);
+    const page = await client.get(checked.location ?? '');
+    expect(textOf(page.body)).toContain('Checked: uploaded.ndjson The file has no problems.');
+    const imported = await client.post(`${DATA}/import`, {
+      _csrf: csrfTokenOf(page.body),
+      token: /name="token" value="([^"]+)"/.exec(page.body)?.[1] ?? '',
+    });
+    expect(imported.status).toBe(303);
+    expect(textOf((await client.get(DATA)).body)).toContain(
+      'Imported uploaded.ndjson: merit cycles 1 created, 0 updated, 0 unchanged; employees 8,000 created, 0 updated, 0 unchanged, 0 removed.',
+    );
+
+    // Every request of the session went to the same instance.
+    let upstreams = new Set<unknown>();
+    await waitFor(
+      async () => {
+        const lines = proxy.accessLog().slice(started);
+        upstreams = new Set(lines.map((line) => line.upstream));
+        return lines.filter((line) => String(line.uri).startsWith(DATA)).length >= 5;
+      },
+      5_000,
+      "nginx's access log lines of the session's requests",
+    );
+    expect(upstreams.size).toBe(1);
+    expect(instanceAt([...upstreams][0])).toBeDefined();
+  }, 120_000);
 
   it('an instance that stops is skipped: every GET through nginx still gets its 200', async () => {
     const proxy = nginx as NginxServer;

@@ -2,9 +2,11 @@
 // upload form keeps every choice after a check or a refusal; a file that is not what was
 // chosen says what it looks like and offers the right choice; a spreadsheet's problems
 // come grouped with their count, column, first rows and what to do, with the whole list
-// to download; a cycle's CSV template downloads (for the signed-in organisation's cycles
-// only); a merit cycle is created from the page, each bad field said in plain words.
+// to download; a cycle's CSV and Excel templates download (for the signed-in organisation's
+// cycles only), the workbook's cells typed, and each loads back into its cycle without a
+// problem; a merit cycle is created from the page, each bad field said in plain words.
 import { readFileSync } from 'node:fs';
+import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';
@@ -23,6 +25,7 @@ const WORKBOOK = new URL('../fixtures/xlsx/employees.xlsx', import.meta.url);
 const FIRST = 'mc_0a1b2c3d-0000-4000-8000-000000000001';
 const SECOND = 'mc_0a1b2c3d-0000-4000-8000-000000000002';
 const GLOBEX = 'mc_0a1b2c3d-0000-4000-8000-000000000003';
+const TYPED = 'mc_0a1b2c3d-0000-4000-8000-000000000004';
 const HEADER = 'email,firstName,lastName,currencyCode,eligibilityStatus,columns.hireDate';
 
 /** Initech with two cycles; the second has employees with a Hire Date column. */
@@ -47,6 +50,33 @@ function initech(): DataSetInput {
             currencyCode: 'EUR',
             eligibilityStatus: 'eligible',
             columns: { hireDate: { name: 'Hire Date', type: 'date', value: '2024-01-15' } },
+          },
+        ],
+      },
+      {
+        ...cycle,
+        id: TYPED,
+        name: '2026 Pay review',
+        currency: 'EUR',
+        employees: [
+          {
+            email: 'pat@initech.example',
+            firstName: 'Pat',
+            lastName: 'Lee',
+            currencyCode: 'EUR',
+            eligibilityStatus: 'eligible',
+            columns: {
+              band: {
+                name: 'Band',
+                type: 'composite',
+                value: { grade: 'L3', midpoint: { EUR: '90000.00' } },
+              },
+              basePay: { name: 'Base Pay', type: 'currency', value: { EUR: '70000.00' } },
+              city: { name: 'City', type: 'text', value: 'Lyon' },
+              hireDate: { name: 'Hire Date', type: 'date', value: '2021-05-01' },
+              manager: { name: 'Manager', type: 'boolean', value: false },
+              ratio: { name: 'Compa-ratio', type: 'number', value: '0.97' },
+            },
           },
         ],
       },
@@ -292,6 +322,133 @@ describe('Settings → Data: what a person sees', () => {
     expect((await owner.get(`${DATA}/cycles/nope/template.csv`)).status).toBe(404);
   });
 
+  it('a cycle’s Excel template: the header, one example row of typed cells, the columns named on a sheet of their own; it loads back into its cycle without a problem', async () => {
+    const page = await owner.get(DATA);
+    expect(page.body).toContain(
+      `<a href="${DATA}/cycles/${TYPED}/template.xlsx" download>Excel template<span class="visually-hidden"> of 2026 Pay review</span></a>`,
+    );
+    const response = await fetch(`${server.url}${DATA}/cycles/${TYPED}/template.xlsx`, {
+      headers: { cookie: [...owner.cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe(
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    );
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename="template-${TYPED}.xlsx"`,
+    );
+    const content = new Uint8Array(await response.arrayBuffer());
+
+    // Read back with exceljs: the header, then typed cells (a date a date, a number a number).
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(content as unknown as ArrayBuffer);
+    expect(book.worksheets.map((sheet) => sheet.name)).toEqual(['Employees', 'Columns']);
+    const sheet = book.getWorksheet('Employees');
+    if (!sheet) throw new Error('no sheet "Employees"');
+    const values = (row: number) => (sheet.getRow(row).values as unknown[]).slice(1);
+    const header = [
+      'email',
+      'firstName',
+      'lastName',
+      'preferredName',
+      'currencyCode',
+      'eligibilityStatus',
+      'columns.band.grade',
+      'columns.band.midpoint',
+      'columns.basePay',
+      'columns.city',
+      'columns.hireDate',
+      'columns.manager',
+      'columns.ratio',
+    ];
+    expect(values(1)).toEqual(header);
+    expect(values(2)).toEqual([
+      'ada@example.com',
+      'Ada',
+      'Lovelace',
+      undefined,
+      'EUR',
+      'Eligible',
+      'Example',
+      85000,
+      85000,
+      'Example',
+      new Date('2025-03-15T00:00:00.000Z'),
+      true,
+      3,
+    ]);
+    expect(sheet.rowCount).toBe(2);
+    expect(sheet.getCell('K2').numFmt).toBe('yyyy-mm-dd');
+    expect(sheet.getCell('I2').numFmt).toBe('#,##0.00');
+    const columns = book.getWorksheet('Columns');
+    const described = (columns?.getSheetValues() ?? [])
+      .slice(2)
+      .map((row) => (row as unknown[]).slice(1, 3));
+    expect(described).toEqual([
+      ['email', 'Email'],
+      ['firstName', 'First name'],
+      ['lastName', 'Last name'],
+      ['preferredName', 'Preferred name'],
+      ['currencyCode', 'Currency'],
+      ['eligibilityStatus', 'Eligibility'],
+      ['columns.band.grade', 'Band: grade'],
+      ['columns.band.midpoint', 'Band: midpoint'],
+      ['columns.basePay', 'Base Pay'],
+      ['columns.city', 'City'],
+      ['columns.hireDate', 'Hire Date'],
+      ['columns.manager', 'Manager'],
+      ['columns.ratio', 'Compa-ratio'],
+    ]);
+    expect(columns?.getCell('C10').value).toBe(
+      "An amount in EUR, the merit cycle's currency (no currency sign).",
+    );
+
+    // Uploaded as it is, with the form's defaults: no problem; imported into its cycle.
+    const checked = await check(
+      owner,
+      { name: 'template.xlsx', content },
+      { format: 'csv', cycle: TYPED },
+    );
+    expect(checked.status).toBe(303);
+    const checkedPage = await owner.get(checked.location ?? '');
+    expect(textOf(checkedPage.body)).toContain('The file has no problems.');
+    expect(textOf(checkedPage.body)).toContain(
+      'Read as: Excel workbook, sheet "Employees", cells as typed (date cells as dates, number cells as numbers)',
+    );
+    const imported = await owner.post(`${DATA}/import`, {
+      _csrf: csrfTokenOf(checkedPage.body),
+      token: /name="token" value="([^"]+)"/.exec(checkedPage.body)?.[1] ?? '',
+    });
+    expect(imported.status).toBe(303);
+    const { rows } = await sql<{ body: string }>`select body from merit_cycle_employees
+      where merit_cycle_id = ${TYPED} and email = 'ada@example.com'`.execute(server.database.db);
+    expect(rows).toHaveLength(1);
+    const stored = JSON.parse(rows[0]?.body ?? '{}') as Record<string, unknown>;
+    expect(stored).toMatchObject({
+      email: 'ada@example.com',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      preferredName: null,
+      currencyCode: { code: 'EUR', value: 'Euro' },
+      eligibilityStatus: 'eligible',
+      columns: {
+        band: {
+          name: 'Band',
+          type: 'composite',
+          value: { grade: 'Example', midpoint: { EUR: '85000' } },
+        },
+        basePay: { name: 'Base Pay', type: 'currency', value: { EUR: '85000' } },
+        city: { name: 'City', type: 'text', value: 'Example' },
+        hireDate: { name: 'Hire Date', type: 'date', value: '2025-03-15' },
+        manager: { name: 'Manager', type: 'boolean', value: true },
+        ratio: { name: 'Compa-ratio', type: 'number', value: '3' },
+      },
+    });
+
+    expect((await owner.get(`${DATA}/cycles/${GLOBEX}/template.xlsx`)).status).toBe(404);
+    expect((await other.get(`${DATA}/cycles/${TYPED}/template.xlsx`)).status).toBe(404);
+  });
+
   const VALID = {
     name: '2027 Annual Merit',
     startDate: '2027-01-01',
@@ -374,7 +531,7 @@ describe('Settings → Data: what a person sees', () => {
     expect([cycle?.status, cycle?.currency]).toEqual(['inactive', 'GBP']);
     const page = await owner.get(DATA);
     expect(textOf(page.body)).toContain(
-      'Merit cycle 2027 Annual Merit created. Load its employees: download its CSV template , fill it in, and upload it below (it is chosen already).',
+      'Merit cycle 2027 Annual Merit created. Load its employees: download its Excel template or CSV template , fill it in, and upload it below (it is chosen already).',
     );
     expect(formState(page.body)).toMatchObject({ format: 'csv', cycle: cycle?.id });
     expect(textOf(page.body)).toMatch(

@@ -106,7 +106,7 @@ describe('Settings → Data: upload, check, import', () => {
       content: dataSetJson(['a@initech.example', 'B@initech.example', 'c@initech.example']),
     });
     expect(checked.status).toBe(303);
-    expect(checked.location).toMatch(/^\/app\/settings\/data\?check=[\w-]{43}$/);
+    expect(checked.location).toMatch(/^\/app\/settings\/data\?check=[0-9a-f]{8}\.[\w-]{43}$/);
     expect(await storedEmails()).toEqual(['a@initech.example', 'b@initech.example']);
     expect(stagedFiles()).toHaveLength(1);
 
@@ -187,6 +187,57 @@ describe('Settings → Data: upload, check, import', () => {
     expect(stagedFiles()).toEqual([]);
   });
 
+  it('a data set with more problems than shown: the page says how many more, and every one downloads as problems.csv (line, record, field, problem)', async () => {
+    const before = await storedEmails();
+    // A cycle of 60 employees without an email address, and one of 70 with the same one
+    // (the repeats are looked for in a cycle without other problems): 60 + 69 problems.
+    const cycle = webDataSet('initech').meritCycles[0];
+    const employees = (emails: string[]) =>
+      staffedDataSet('initech', emails).meritCycles[0]?.employees ?? [];
+    const lines = [
+      JSON.stringify({ organization: { slug: 'initech', name: 'Initech Corp' } }),
+      JSON.stringify({ meritCycle: cycle }),
+      ...employees(Array.from({ length: 60 }, (_, index) => `nobody-${index}`)).map((employee) =>
+        JSON.stringify({ employee, meritCycle: '2026 Annual Merit' }),
+      ),
+      JSON.stringify({ meritCycle: { ...cycle, name: '2027 Annual Merit' } }),
+      ...employees(Array.from({ length: 70 }, () => 'same@initech.example')).map((employee) =>
+        JSON.stringify({ employee, meritCycle: '2027 Annual Merit' }),
+      ),
+    ];
+    const refused = await check(owner, { name: 'many.ndjson', content: `${lines.join('\n')}\n` });
+    expect(refused.status).toBe(422);
+    const text = textOf(refused.body);
+    expect(text).toContain('The file was not imported: it has 129 problems. Nothing was changed.');
+    const shown = /<ol class="problems">[\s\S]*?<\/ol>/.exec(refused.body)?.[0] ?? '';
+    expect(shown.match(/<li>/g)).toHaveLength(50);
+    expect(textOf(shown)).toContain(
+      'Line 3: employee 1 (nobody-0) of merit cycle 1 ("2026 Annual Merit"), field "email": must be an email address',
+    );
+    expect(text).toContain(
+      'Download every problem (CSV) : each problem with its line, record and field, to work through in a spreadsheet.',
+    );
+    expect(text).toContain('And 79 more problems: Download every problem (CSV) to see every one.');
+    expect(text).not.toContain('… and');
+
+    const list = await owner.get(`${DATA}/problems.csv`);
+    expect(list.status).toBe(200);
+    expect(list.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(list.headers.get('content-disposition')).toBe('attachment; filename="problems.csv"');
+    const rows = list.body.split('\r\n').filter((line) => line !== '');
+    expect(rows).toHaveLength(1 + 129);
+    expect(rows[0]).toBe('line,record,field,problem');
+    expect(rows[1]).toBe(
+      '3,"employee 1 (nobody-0) of merit cycle 1 (""2026 Annual Merit"")","field ""email""",must be an email address',
+    );
+    // Every repeat is listed (not only the first 51 a report keeps), each naming the first.
+    expect(rows.at(-1)).toBe(
+      '133,"employee 70 (same@initech.example) of merit cycle 2 (""2027 Annual Merit"")","field ""email""","repeats the email of employee 1 (same@initech.example) of merit cycle 2 (""2027 Annual Merit"") (emails compare case-insensitively)"',
+    );
+    expect(await storedEmails()).toEqual(before);
+    expect(stagedFiles()).toEqual([]);
+  });
+
   it('NDJSON problems name the line; CSV problems the row and column, with the same messages as the command line', async () => {
     const lines = [
       JSON.stringify({ organization: { slug: 'initech', name: 'Initech Corp' } }),
@@ -244,7 +295,7 @@ describe('Settings → Data: upload, check, import', () => {
     expect(list.status).toBe(200);
     expect(list.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(list.body).toBe(
-      'row,column,value,problem\r\n1,Notes,Notes,"This column is not one the import knows. Rename it to a column of the format (see the list on this page), delete it, or choose “ignore columns the import does not know”."\r\n',
+      'row,column,value,problem\r\n1,Notes,Notes,"This column is not one the import knows. Rename it to a column the import reads (the merit cycle’s templates have them all), delete it, or choose “ignore columns the import does not know”."\r\n',
     );
     const checked = await check(
       owner,

@@ -75,6 +75,8 @@ describe('Settings → Data', () => {
       '0015-audit-columns-served',
       '0016-hidden-column-types',
       '0017-upload-slots',
+      '0018-row-slices',
+      '0019-upload-problems',
     ]);
     const text = textOf((await client.get(DATA)).body);
     expect(text).toContain('2026 Annual Merit');

@@ -13,8 +13,8 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
 import { listCycleOverviews } from '../../import/cycle-imports.js';
-import { cycleTemplate } from '../../import/cycle-template.js';
-import { ImportError } from '../../import/errors.js';
+import { cycleTemplate, templateCsv, templateXlsx } from '../../import/cycle-template.js';
+import { ImportError, MAX_LISTED_PROBLEMS } from '../../import/errors.js';
 import { type ContentKind, contentKindOf } from '../../import/file-kind.js';
 import { importDataSet, StaleCheckError } from '../../import/load.js';
 import { problemsForPeople } from '../../import/problems-for-people.js';
@@ -47,6 +47,7 @@ import { newCycleOfForm } from './data.cycles.js';
 import {
   busyMessage,
   type CycleCreatedView,
+  checkElsewhereMessage,
   type DataPageView,
   dataPage,
   type ImportedView,
@@ -55,6 +56,7 @@ import {
 } from './data.views.js';
 
 const DATA_PAGE = PAGES.data;
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 // Room for the form's other fields and the multipart framing around the file.
 const ENVELOPE_BYTES = 64 * 1024;
@@ -131,6 +133,7 @@ export const dataPages: Page = (app, context) => {
         cycles,
         checked,
         checkGone: token !== '' && !checked,
+        checkElsewhere: token !== '' && !checked && staging.madeElsewhere(token),
         running,
         resent: query[RESENT] !== undefined,
         ...extra,
@@ -329,8 +332,10 @@ export const dataPages: Page = (app, context) => {
     };
     let checked: CheckedFile;
     try {
+      // Every problem kept (up to MAX_LISTED_PROBLEMS), for the list to download.
+      const options = { ...base, prune: true, keepProblems: MAX_LISTED_PROBLEMS };
       checked = await app.database.withOwnConnection((database) =>
-        checkStagedFile(database, upload.file, { ...base, prune: true }, onRead),
+        checkStagedFile(database, upload.file, options, onRead),
       );
     } catch (error) {
       throw await refusalOf(error, upload.file, signed.user.id);
@@ -365,35 +370,36 @@ export const dataPages: Page = (app, context) => {
     return upload.token;
   }
 
+  /**
+   * A refused file said for the page; the whole list of its problems is kept for
+   * `userId` to download as CSV (`problems.csv`), when given (the check's first run).
+   */
   async function refusalOf(error: unknown, file: StagedFile, userId?: string): Promise<Refusal> {
-    // A spreadsheet's whole list of problems, to download as CSV (`problems.csv`).
+    const notImported = (count: number) =>
+      `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`;
     if (error instanceof SheetProblemsError) {
-      if (userId !== undefined) staging.keepProblems(userId, error.csv());
-      const count = error.sheetTotal;
-      return new Refusal(
-        422,
-        `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`,
-        [],
-        { sheet: { groups: error.groups, readAs: error.readAs, total: count } },
-      );
+      if (userId !== undefined) await staging.keepProblems(userId, error.csv());
+      const total = error.sheetTotal;
+      const listed = error.sheetProblems.length;
+      return new Refusal(422, notImported(total), [], {
+        sheet: { groups: error.groups, readAs: error.readAs, total, listed },
+      });
     }
     if (error instanceof ImportError) {
       const problems = await problemsForPeople(error, file);
-      const count = error.total;
-      return new Refusal(
-        422,
-        `The file was not imported: ${count === 1 ? 'it has a problem' : `it has ${count.toLocaleString('en')} problems`}. Nothing was changed.`,
-        problems,
-      );
+      if (userId !== undefined) await staging.keepProblems(userId, problems.csv);
+      return new Refusal(422, notImported(problems.total), problems.shown, {
+        problemCount: { total: problems.total, listed: problems.listed },
+      });
     }
     if (error instanceof StaleCheckError) return new Refusal(409, error.message);
     if (error instanceof ManagementError) return new Refusal(422, error.message);
     throw error;
   }
 
-  // The last refused spreadsheet's problems of this user, every one, as CSV.
+  // The last refused file's problems of this user, every one kept, as CSV.
   app.get(`${routeOf(DATA_PAGE)}/problems.csv`, signedIn, async (request, reply) => {
-    const csv = staging.problemsOf(view(request).user.id);
+    const csv = await staging.problemsOf(view(request).user.id);
     if (csv === undefined) return context.notFound(reply);
     return reply
       .header('cache-control', 'no-store')
@@ -405,10 +411,13 @@ export const dataPages: Page = (app, context) => {
   // The Import: exactly the checked file, if the data is as it was at the check.
   app.post(`${routeOf(DATA_PAGE)}/import`, signedInPost, async (request, reply) => {
     const signed = view(request);
-    const upload = staging.find(formField(request, 'token'), signed.organization.id);
+    const token = formField(request, 'token');
+    const upload = staging.find(token, signed.organization.id);
     if (!upload) {
       return render(request, reply, 410, {
-        error: 'This check has expired or its file was imported already. Upload the file again.',
+        error: staging.madeElsewhere(token)
+          ? checkElsewhereMessage
+          : 'This check has expired or its file was imported already. Upload the file again.',
       });
     }
     const prune = formField(request, 'prune') === 'on';
@@ -468,7 +477,8 @@ export const dataPages: Page = (app, context) => {
     }
   });
 
-  // A cycle's CSV template: the header its CSV import reads and one example row.
+  // A cycle's templates: the header its spreadsheet import reads and one example row, as
+  // CSV and as an Excel workbook with typed cells.
   app.get(`${routeOf(DATA_PAGE)}/cycles/:id/template.csv`, signedIn, async (request, reply) => {
     const { id } = request.params as { id: string };
     const template = await cycleTemplate(app.db, view(request).organization.id, id);
@@ -477,7 +487,17 @@ export const dataPages: Page = (app, context) => {
       .header('cache-control', 'no-store')
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="template-${id}.csv"`)
-      .send(template.csv);
+      .send(templateCsv(template.columns));
+  });
+  app.get(`${routeOf(DATA_PAGE)}/cycles/:id/template.xlsx`, signedIn, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const template = await cycleTemplate(app.db, view(request).organization.id, id);
+    if (!template) return context.notFound(reply);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-type', XLSX_TYPE)
+      .header('content-disposition', `attachment; filename="template-${id}.xlsx"`)
+      .send(await templateXlsx(template.name, template.columns));
   });
 
   // A new merit cycle, created by the import (recorded in the audit log as an import of

@@ -1,4 +1,4 @@
-// Settings → Data's page: the cycles with their CSV templates, the form that creates a
+// Settings → Data's page: the cycles with their Excel and CSV templates, the form that creates a
 // merit cycle, the upload form (its choices kept after a check or a refusal), a check's
 // outcome with the Import form, a spreadsheet's problems grouped, and an import's summary
 // (pages/data.ts).
@@ -67,10 +67,15 @@ export interface UploadChoices {
 }
 
 /** A spreadsheet refused: its problems grouped, what it was read as, how many in all. */
-export interface SheetRefusal {
+export interface SheetRefusal extends ProblemCount {
   groups: readonly ProblemGroup[];
   readAs: readonly string[];
+}
+
+/** How many problems a refused file has, and how many of them its problems.csv lists. */
+export interface ProblemCount {
   total: number;
+  listed: number;
 }
 
 /** The new-cycle form as it was sent, and what is wrong with each field. */
@@ -92,11 +97,15 @@ export interface DataPageView extends Signed {
   checked?: StagedUpload | undefined;
   /** The page was asked for a check that has expired or was imported. */
   checkGone?: boolean;
+  /** … and it was made by another instance, or before this one restarted. */
+  checkElsewhere?: boolean;
   running?: UploadProgress | undefined;
   imported?: ImportedView | undefined;
   resent?: boolean;
   error?: string | undefined;
+  /** A refused data set's first problems, in words; how many there are. */
   problems?: string[] | undefined;
+  problemCount?: ProblemCount | undefined;
 }
 
 const count = (n: number) => n.toLocaleString('en');
@@ -109,6 +118,13 @@ const PHASES: Record<UploadProgress['phase'], string> = {
   checking: 'checking a file',
   importing: 'importing a file',
 };
+
+/**
+ * A check's file stays on the server that checked it (docs/web-app.md, "Several
+ * instances"): said when another server is asked for it.
+ */
+export const checkElsewhereMessage =
+  'That check was made by another compplan server than the one that answered now (compplan runs on several servers here, or this one has restarted since), and the checked file is kept only there. Check the file again, then import it. If this happens every time, tell whoever runs compplan: the Data page needs each signed-in session to reach the same server.';
 
 export function busyMessage(signed: Signed, running: UploadProgress): string {
   return `Another upload for ${signed.organization.name} is running: ${running.by} is ${PHASES[running.phase]} (since ${running.startedAt.slice(11, 16)} UTC). Wait until it has finished, then upload again; nothing was changed.`;
@@ -132,7 +148,7 @@ function cyclesTable(cycles: CycleOverview[]): SafeHtml {
   <td data-label="Status">${STATUS_NAMES[cycle.status] ?? cycle.status}</td>
   <td data-label="Employees" class="number">${count(cycle.employeeCount)}</td>
   <td data-label="Last import">${lastImport(cycle)}</td>
-  <td data-label="Spreadsheet"><a href="${templatePath(cycle.id)}" download>CSV template<span class="visually-hidden"> of ${cycle.name}</span></a></td>
+  <td data-label="Templates"><span class="template-links">${templateLinks(cycle.id, cycle.name)}</span></td>
 </tr>`,
   );
   return listTable({
@@ -142,15 +158,20 @@ function cyclesTable(cycles: CycleOverview[]): SafeHtml {
       'Status',
       { label: 'Employees', className: 'number' },
       'Last import',
-      'Spreadsheet',
+      'Templates',
     ],
     rows,
   });
 }
 
-/** A cycle's CSV template: the header its CSV import reads and one example row. */
-export const templatePath = (cycleId: string) =>
-  `${DATA_PAGE}/cycles/${encodeURIComponent(cycleId)}/template.csv`;
+/** A cycle's template, the header its spreadsheet import reads and one example row. */
+export const templatePath = (cycleId: string, kind: 'csv' | 'xlsx' = 'csv') =>
+  `${DATA_PAGE}/cycles/${encodeURIComponent(cycleId)}/template.${kind}`;
+
+/** The links to a cycle's two templates, each named for a screen reader with its cycle. */
+function templateLinks(cycleId: string, cycleName: string): SafeHtml {
+  return html`<a href="${templatePath(cycleId, 'xlsx')}" download>Excel template<span class="visually-hidden"> of ${cycleName}</span></a> <a href="${templatePath(cycleId)}" download>CSV template<span class="visually-hidden"> of ${cycleName}</span></a>`;
+}
 
 function newCycleForm(view: DataPageView): SafeHtml {
   const form = view.newCycle;
@@ -173,7 +194,7 @@ function newCycleForm(view: DataPageView): SafeHtml {
   };
   return html`<section class="panel" aria-labelledby="new-cycle-title">
   <h2 id="new-cycle-title">New merit cycle</h2>
-  <p>Create a merit cycle here, then load its employees from a spreadsheet: download its CSV template from the list above, fill it in, and upload it below.</p>
+  <p>Create a merit cycle here, then load its employees from a spreadsheet: download its Excel or CSV template from the list above, fill it in, and upload it below.</p>
   <form method="post" action="${DATA_PAGE}/cycles" class="stack new-cycle-form" novalidate>
     ${sessionFormFields(view.csrfToken)}
     ${field('name', 'Name', html`<input id="cycle-name" name="name" type="text" maxlength="200" required value="${value('name')}"${aria('name', false)}>`)}
@@ -291,18 +312,18 @@ function uploadForm(view: DataPageView): SafeHtml {
       <div class="radio-row"><input ${radio('csv')}> <label for="format-csv">One merit cycle's employees, as CSV or an Excel workbook (.csv, .xlsx)</label></div>
     </fieldset>
     <div class="field">
-      <label for="upload-cycle">Merit cycle (for a CSV file)</label>
+      <label for="upload-cycle">Merit cycle (for a CSV file or an Excel workbook)</label>
       <select id="upload-cycle" name="cycle"${view.cycles.length === 0 ? html` disabled` : ''}>${cycles}</select>
     </div>
     ${readingFields(readingChoices(choices.reading))}
-    <div class="field">
+    <div class="field csv-only">
       <label for="upload-sheet">Sheet (for an Excel workbook; empty: the first visible sheet)</label>
       <input id="upload-sheet" name="sheet" type="text" maxlength="200">
     </div>
     <div class="field">
       <label for="upload-file">File</label>
       <input id="upload-file" name="file" type="file" required accept=".csv,.xlsx,.json,.ndjson,.jsonl,text/csv,application/json,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="upload-limits">
-      <p class="hint" id="upload-limits">Up to ${inMiB(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${inMiB(JSON_MAX_BYTES)}, a CSV file up to ${inMiB(CSV_MAX_BYTES)} (they are read whole). Choose the file again after a check: browsers do not keep it.</p>
+      <p class="hint" id="upload-limits">Up to ${inMiB(UPLOAD_MAX_BYTES)}: NDJSON of any size within it; a JSON file up to ${inMiB(JSON_MAX_BYTES)}, a CSV file up to ${inMiB(CSV_MAX_BYTES)}, an Excel workbook's sheet up to ${inMiB(CSV_MAX_BYTES)} of text (they are read whole). Choose the file again after a check: browsers do not keep it.</p>
     </div>
     <button type="submit" class="button button-primary">Check file</button>
     ${progressBox}
@@ -373,13 +394,24 @@ function importedNotice(imported: ImportedView): SafeHtml {
 
 export const PROBLEMS_CSV = `${DATA_PAGE}/problems.csv`;
 
+/** The link to a refused file's whole list: every problem, or the first of too many. */
+function downloadLink({ total, listed }: ProblemCount): SafeHtml {
+  return listed < total
+    ? html`<a href="${PROBLEMS_CSV}" download>Download the first ${count(listed)} problems (CSV)</a>`
+    : html`<a href="${PROBLEMS_CSV}" download>Download every problem (CSV)</a>`;
+}
+
 function problemList(view: DataPageView): SafeHtml {
   if (view.sheet) return sheetProblems(view.sheet);
   const problems = view.problems ?? [];
   if (problems.length === 0) return html``;
+  const counted = view.problemCount;
+  const more = counted ? counted.total - problems.length : 0;
   return html`<section class="panel panel-danger" aria-labelledby="problems-title">
   <h2 id="problems-title">Problems</h2>
+  ${counted && html`<p>${downloadLink(counted)}: each problem with its line, record and field, to work through in a spreadsheet.</p>`}
   <ol class="problems">${problems.map((problem) => html`<li>${problem}</li>`)}</ol>
+  ${counted && more > 0 && html`<p class="hint problems-more">And ${count(more)} more problem${more === 1 ? '' : 's'}: ${downloadLink(counted)} to see ${counted.listed < counted.total ? 'more of them' : 'every one'}.</p>`}
 </section>`;
 }
 
@@ -387,7 +419,7 @@ const times = (n: number) => (n === 1 ? 'once' : `${count(n)} times`);
 
 /** A spreadsheet's problems, grouped: each with its count, column, first rows, what to do. */
 function sheetProblems(sheet: SheetRefusal): SafeHtml {
-  const download = html`<a href="${PROBLEMS_CSV}" download>Download every problem (CSV)</a>`;
+  const download = downloadLink(sheet);
   const groups = sheet.groups.map((group, index) => {
     const more = group.count - group.examples.length;
     const examples = group.examples
@@ -403,7 +435,7 @@ function sheetProblems(sheet: SheetRefusal): SafeHtml {
   return html`<section class="panel panel-danger" aria-labelledby="problems-title">
   <h2 id="problems-title">Problems</h2>
   <p class="read-as">Read as: ${sheet.readAs.join(', ')}.</p>
-  <p>${download}: every problem with its row, column and value, to fix the file in your spreadsheet.</p>
+  <p>${download}: ${sheet.listed < sheet.total ? 'each' : 'every'} problem with its row, column and value, to fix the file in your spreadsheet.</p>
   <ol class="problem-groups">${groups}</ol>
 </section>`;
 }
@@ -411,7 +443,7 @@ function sheetProblems(sheet: SheetRefusal): SafeHtml {
 function cycleCreatedNotice(created: CycleCreatedView): SafeHtml {
   return alert(
     'success',
-    html`Merit cycle ${created.name} created. Load its employees: download its <a href="${templatePath(created.id)}" download>CSV template</a>, fill it in, and upload it below (it is chosen already).`,
+    html`Merit cycle ${created.name} created. Load its employees: download its <a href="${templatePath(created.id, 'xlsx')}" download>Excel template</a> or <a href="${templatePath(created.id)}" download>CSV template</a>, fill it in, and upload it below (it is chosen already).`,
   );
 }
 
@@ -423,7 +455,7 @@ export function dataPage(view: DataPageView): string {
     html`<p class="lead">The merit cycles and employees the API serves for ${view.organization.name}, and loading new data.</p>
 ${view.error && alert('error', view.error)}
 ${view.resent && alert('info', RESENT_NOTICE)}
-${view.checkGone && alert('info', 'That check has expired or its file was imported already. Upload the file again.')}
+${view.checkGone && alert('info', view.checkElsewhere ? checkElsewhereMessage : 'That check has expired or its file was imported already. Upload the file again.')}
 ${view.imported && importedNotice(view.imported)}
 ${view.cycleCreated && cycleCreatedNotice(view.cycleCreated)}
 ${view.running && !view.error && alert('info', busyMessage(view, view.running))}
