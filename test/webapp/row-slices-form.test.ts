@@ -2,8 +2,13 @@
 // Rows and Reports to fields, the count before the key is made (the "Count employees" post
 // and the script's JSON), a refused slice keeping every choice, the new-key box and the
 // list repeating the slice; the manager column under Roles & Permissions.
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MATRIX_CYCLE, MATRIX_ORG, slicedDataSet } from '../fixtures/sliced-data-set.js';
+import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { signedInClient, textOf, type WebClient } from '../helpers/web-client.js';
 
@@ -180,5 +185,73 @@ describe('Settings → Connections: a key for a slice of the organisation', () =
       /^Reports to: no employee with the email nobody@matrixco.example/,
     );
     expect(fieldValue(unknown.body, 'reports-to')).toBe('nobody@matrixco.example');
+  });
+});
+
+describe('the audit log shows the slice a request was read through', () => {
+  let server: TestServer;
+  let owner: WebClient;
+  const EMPLOYEES = `/v1/compensationPlanning/meritCycles/${MATRIX_CYCLE.annual}/employees`;
+
+  beforeAll(async () => {
+    server = await startTestServer({ dataSets: [slicedDataSet()] });
+    owner = (await signedInClient(server, 'owner@matrixco.example', 'owner', MATRIX_ORG)).client;
+    const sliced = await server.createKey(MATRIX_ORG, 'Sales feed', {
+      rows: 'department = Sales',
+    });
+    const whole = await server.createKey(MATRIX_ORG, 'Whole feed');
+    expect((await server.request(EMPLOYEES, { key: sliced })).status).toBe(200);
+    expect((await server.request(EMPLOYEES, { key: whole })).status).toBe(200);
+    await server.app.audit.flush();
+  });
+  afterAll(() => server.close());
+
+  it('Settings → Audit log: a Rows detail on the request read through a slice, none on the other; the key filter still works', async () => {
+    const page = (await owner.request('GET', '/app/settings/audit-log?action=api.request')).body;
+    const details = [
+      ...page.matchAll(/<span class="value audit-details">([\s\S]*?)<\/span><\/td>/g),
+    ].map(([, cell = '']) => textOf(cell));
+    expect(details).toHaveLength(2);
+    expect(
+      details.filter((cell) => cell.includes('Rows: only where department = Sales')),
+    ).toHaveLength(1);
+    expect(details.filter((cell) => cell.includes('Rows:'))).toHaveLength(1);
+    const keyId = /<option value="(key_[^"]+)"[^>]*>Sales feed/.exec(page)?.[1] ?? '';
+    const filtered = (
+      await owner.request('GET', `/app/settings/audit-log?key=${keyId}&action=api.request`)
+    ).body;
+    const only = [
+      ...filtered.matchAll(/<span class="value audit-details">([\s\S]*?)<\/span><\/td>/g),
+    ];
+    expect(
+      only.map(([, cell = '']) => textOf(cell).includes('Rows: only where department = Sales')),
+    ).toEqual([true]);
+  });
+
+  it('compplan audit list has a ROWS column ("all" for a key of every employee); audit export a rowSlice column', async () => {
+    const env = { DATABASE_URL: server.databaseUrl };
+    const listed = await runCli(['audit', 'list', '--org', MATRIX_ORG], { env });
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.split('\n');
+    expect(lines[0]).toMatch(/^TIME\s+ACTION\s+KEY OR ACTOR\s+WHAT\s+ROWS\s+FROM/);
+    const requests = lines.filter((line) => line.includes('api.request'));
+    expect(requests).toHaveLength(2);
+    expect(requests.filter((line) => line.includes('department = Sales'))).toHaveLength(1);
+    expect(requests.filter((line) => / all /.test(line))).toHaveLength(1);
+
+    const out = join(tmpdir(), `row-slices-audit-${process.pid}.csv`);
+    try {
+      const exported = await runCli(['audit', 'export', '--org', MATRIX_ORG, '-o', out], { env });
+      expect(exported.code).toBe(0);
+      const rows = parse(readFileSync(out, 'utf8'), { columns: true }) as Record<string, string>[];
+      expect(
+        rows
+          .filter((row) => row.action === 'api.request')
+          .map((row) => row.rowSlice)
+          .sort(),
+      ).toEqual(['', 'department = Sales']);
+    } finally {
+      rmSync(out, { force: true });
+    }
   });
 });
