@@ -416,7 +416,9 @@ export function newKeyFacts(reads: NewKeyReads, cycleNames: ReadonlyMap<string, 
     ],
   ];
   return html`<dl class="new-key-facts" aria-label="What the new key reads">${facts.map(
-    ([term, detail]) => html`<div><dt>${term}</dt><dd>${detail}</dd></div>`,
+    // A slice's sentence is long: it takes the whole row, not one narrow column.
+    ([term, detail]) =>
+      html`<div${term === 'Employees' ? html` class="fact-wide"` : ''}><dt>${term}</dt><dd>${detail}</dd></div>`,
   )}</dl>`;
 }
 
