@@ -153,6 +153,19 @@ describe('Settings → Connections: a key for a slice of the organisation', () =
     expect(textOf(row)).toContain('Only where department = Sales');
   });
 
+  it('rolling a sliced key repeats its slice and today’s count in the new-key box', async () => {
+    const page = (await owner.request('GET', CONNECTIONS)).body;
+    const roll =
+      /href="(\/app\/settings\/connections\/keys\/key_[^"]+\/roll)"/.exec(page)?.[1] ?? '';
+    const rolled = await owner.request('POST', roll, {
+      form: { _csrf: await owner.csrfToken(roll), grace: '1h' },
+    });
+    expect(rolled.status).toBe(303);
+    const shown = (await owner.request('GET', CONNECTIONS)).body;
+    const facts = textOf(/<dl class="new-key-facts"[^>]*>([\s\S]*?)<\/dl>/.exec(shown)?.[1] ?? '');
+    expect(facts).toContain('Employees Reads 2 employees today: those where department = Sales.');
+  });
+
   it('Roles & Permissions names the manager column (a select of text columns and parts), audited; then Reports to is offered and counted', async () => {
     const roles = (await owner.request('GET', ROLES)).body;
     const options = [...roles.matchAll(/<option value="([^"]*)"/g)].map(([, value]) => value);
