@@ -57,10 +57,7 @@ describe('Settings → Connections: a key for a slice of the organisation', () =
     expect(
       textOf(/<p class="hint" id="reports-to-note">([\s\S]*?)<\/p>/.exec(page)?.[1] ?? ''),
     ).toBe(
-      'To give a key one manager’s reporting line, an owner first names the column that holds each employee’s manager’s email under Roles & Permissions .'.replace(
-        /’/g,
-        "'",
-      ),
+      "To give a key one manager's reporting line, an owner first names the column that holds each employee's manager's email: the manager column , under Roles & Permissions.",
     );
   });
 

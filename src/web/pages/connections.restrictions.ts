@@ -301,7 +301,7 @@ function sliceFields(choices: KeyChoices, form: KeyForm, count: SliceCount | und
       : html`Text columns you can name: ${codes(choices.textColumns)}.`;
   const reportsTo =
     choices.managerColumn === null
-      ? html`<p class="hint" id="reports-to-note">To give a key one manager's reporting line, an owner first names the column that holds each employee's manager's email under <a href="${PAGES.roles}">Roles &amp; Permissions</a>.</p>`
+      ? html`<p class="hint" id="reports-to-note">To give a key one manager's reporting line, an owner first names the column that holds each employee's manager's email: the <a href="${PAGES.roles}#manager-column-title">manager column</a>, under Roles &amp; Permissions.</p>`
       : html`<label for="reports-to" class="sub-label">Reports to</label>
   <input id="reports-to" name="reportsTo" type="email" value="${form.reportsTo}" placeholder="e.g. ana@example.com" aria-describedby="reports-to-hint slice-count" data-slice-field>
   <p class="hint" id="reports-to-hint">A manager's email: the key reads the people whose reporting line (column <code>${choices.managerColumn}</code>) reaches them, at any depth. Empty: no reporting line.</p>`;

@@ -63,7 +63,7 @@ function managerColumnSection(view: ManagerColumnView, isOwner: boolean, csrf: S
         <p class="hint" id="manager-column-hint">API keys for one manager's reporting line (“Reports to” under Connections) follow this column, at any depth. ${view.columns.length === 0 ? 'Your organisation has no text column yet: import data first.' : 'Only text columns and text parts of your data are offered.'}</p>
       </div>
       ${loops}
-      ${isOwner ? html`<button type="submit" class="button button-primary">Save manager column</button>` : html`<p class="notice notice-info" id="manager-owner-only">Only an owner can change the manager column.</p>`}
+      ${isOwner ? html`<button type="submit" class="button button-primary">Set manager column</button>` : html`<p class="notice notice-info" id="manager-owner-only">Only an owner can change the manager column.</p>`}
     </fieldset>
   </form>
 </section>`;
