@@ -196,6 +196,17 @@ describe('Settings → Connections: a key for a slice of the organisation', () =
     );
     expect(fieldValue(unknown.body, 'reports-to')).toBe('nobody@matrixco.example');
   });
+
+  it('Roles & Permissions lists the reporting loops the data has, in plain words, by cycle', async () => {
+    await server.load(slicedDataSet({ loop: true }));
+    const roles = textOf((await owner.request('GET', ROLES)).body);
+    expect(roles).toContain(
+      'Reporting loops found: these people report to each other in a circle, so none of them reaches the top.',
+    );
+    expect(roles).toContain(
+      'Matrix 2025: person1@matrixco.example → person4@matrixco.example → person3@matrixco.example → person1@matrixco.example',
+    );
+  });
 });
 
 describe('the audit log shows the slice a request was read through', () => {
