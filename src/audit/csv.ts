@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import type { Db } from '../db/connect.js';
 import { csvRow } from '../export/csv.js';
+import { slicesById } from '../row-slices/repository.js';
 import type { AuditEntry } from './entry.js';
 import { type AuditFilter, type AuditPosition, listAuditEntries } from './repository.js';
 
@@ -30,6 +31,12 @@ export const AUDIT_CSV_COLUMNS = [
   'details',
 ] as const satisfies readonly (keyof AuditEntry)[];
 
+/**
+ * The file's header: the entry's columns, then `rowSlice`, the description of the slice a
+ * request was read through (`department = Sales`; empty for a key of every employee).
+ */
+export const AUDIT_CSV_HEADER = [...AUDIT_CSV_COLUMNS, 'rowSlice'] as const;
+
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** Text a spreadsheet would read as a formula, made plain text; other values as they are. */
@@ -37,15 +44,16 @@ export function spreadsheetSafe(value: unknown): unknown {
   return typeof value === 'string' && FORMULA_START.test(value) ? `'${value}` : value;
 }
 
-export function auditCsvRow(entry: AuditEntry): string {
-  return csvRow(
-    AUDIT_CSV_COLUMNS.map((column) => {
+export function auditCsvRow(entry: AuditEntry, rowSlice: string | null = null): string {
+  return csvRow([
+    ...AUDIT_CSV_COLUMNS.map((column) => {
       const value = entry[column];
       return spreadsheetSafe(
         value !== null && typeof value === 'object' ? JSON.stringify(value) : value,
       );
     }),
-  );
+    spreadsheetSafe(rowSlice),
+  ]);
 }
 
 const ENTRIES_PER_READ = 1_000;
@@ -66,15 +74,30 @@ export async function exportAuditCsv(
   let count = 0;
   let done = false;
   try {
-    out.write(csvRow(AUDIT_CSV_COLUMNS));
+    out.write(csvRow(AUDIT_CSV_HEADER));
+    // Slice descriptions by id, read once for the whole file.
+    const descriptions = new Map<string, string>();
     let after: AuditPosition | undefined;
     for (;;) {
       const entries = await listAuditEntries(db, organizationId, filter, {
         after,
         limit: ENTRIES_PER_READ,
       });
+      const unknown = [
+        ...new Set(
+          entries.flatMap((entry) => (entry.rowSliceId === null ? [] : [entry.rowSliceId])),
+        ),
+      ].filter((id) => !descriptions.has(id));
+      if (unknown.length > 0) {
+        for (const [id, slice] of await slicesById(db, unknown))
+          descriptions.set(id, slice.description);
+      }
       for (const entry of entries) {
-        if (!out.write(auditCsvRow(entry))) await once(out, 'drain');
+        const slice =
+          entry.rowSliceId === null
+            ? null
+            : (descriptions.get(entry.rowSliceId) ?? entry.rowSliceId);
+        if (!out.write(auditCsvRow(entry, slice))) await once(out, 'drain');
       }
       count += entries.length;
       const last = entries.at(-1);

@@ -208,7 +208,7 @@ describe('the generate form: a refused form keeps every choice; a key is made as
     expect(shown).toMatch(SECRET);
     const facts = /<dl class="new-key-facts"[^>]*>([\s\S]*?)<\/dl>/.exec(shown)?.[1] ?? '';
     expect(wordsOf(facts)).toBe(
-      `Merit cycles 2026 Annual Merit Hidden columns annualBonus, basePay, equityGrant Hidden types number Expires ${key?.expiresAt?.slice(0, 10)} ${key?.expiresAt?.slice(11, 16)} UTC Allowed addresses 10.20.0.0/24, 127.0.0.1`,
+      `Merit cycles 2026 Annual Merit Hidden columns annualBonus, basePay, equityGrant Hidden types number Employees Every employee Expires ${key?.expiresAt?.slice(0, 10)} ${key?.expiresAt?.slice(11, 16)} UTC Allowed addresses 10.20.0.0/24, 127.0.0.1`,
     );
     // The form is empty again: the next key starts from nothing.
     expect(formShown(shown)).toEqual({ scope: 'all' });

@@ -55,22 +55,33 @@ export function registerAudit(program: Command): void {
           throw new AuditError(`--limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`);
         }
         const since = options.since === undefined ? undefined : timeOf(options.since, '--since');
-        const entries = await withDatabase(configFromEnvironment(), async ({ db }) => {
+        const { slicesById } = await import('../../row-slices/repository.js');
+        const { entries, slices } = await withDatabase(configFromEnvironment(), async ({ db }) => {
           const organization = await organizationOrFail(db, options.org);
           const column = options.column === undefined ? undefined : columnOf(options.column);
           const filter = { keyId: options.key, since, column };
-          return listAuditEntries(db, organization.id, filter, { limit });
+          const found = await listAuditEntries(db, organization.id, filter, { limit });
+          const ids = found.flatMap((entry) =>
+            entry.rowSliceId === null ? [] : [entry.rowSliceId],
+          );
+          return { entries: found, slices: await slicesById(db, [...new Set(ids)]) };
         });
         if (options.json) return printJson(entries);
         if (entries.length === 0) return console.log(`No audit log entries for ${options.org}.`);
         console.log(
           table(
-            ['TIME', 'ACTION', 'KEY OR ACTOR', 'WHAT', 'FROM'],
+            ['TIME', 'ACTION', 'KEY OR ACTOR', 'WHAT', 'ROWS', 'FROM'],
             entries.map((entry) => [
               entry.at,
               entry.action,
               (entry.action === 'api.request' ? entry.keyId : entry.actor) ?? '',
               described(entry),
+              // The slice a request was read through; "all" for a key of every employee.
+              entry.action !== 'api.request'
+                ? ''
+                : entry.rowSliceId === null
+                  ? 'all'
+                  : (slices.get(entry.rowSliceId)?.description ?? entry.rowSliceId),
               entry.clientAddress ?? '',
             ]),
           ),

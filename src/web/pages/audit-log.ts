@@ -15,6 +15,7 @@ import {
   timeOf,
 } from '../../audit/service.js';
 import { isId } from '../../ids.js';
+import { slicesById } from '../../row-slices/repository.js';
 import type { Page } from '../context.js';
 import { sendPage } from '../http.js';
 import { alert, settingsLayout } from '../layout.js';
@@ -96,6 +97,15 @@ export const auditLogPages: Page = (app, context) => {
             after: cursorOf({ at: last.at, id: last.id }),
           }).toString()
         : undefined;
-    return sendPage(reply, 200, auditPage({ ...base, entries, older }));
+    const sliceIds = entries.flatMap((entry) =>
+      entry.rowSliceId === null ? [] : [entry.rowSliceId],
+    );
+    const slices = new Map(
+      [...(await slicesById(app.db, [...new Set(sliceIds)]))].map(([id, slice]) => [
+        id,
+        slice.description,
+      ]),
+    );
+    return sendPage(reply, 200, auditPage({ ...base, entries, older, slices }));
   });
 };

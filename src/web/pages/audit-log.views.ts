@@ -51,6 +51,8 @@ export interface AuditView extends Signed {
   /** The organisation's columns (every cycle's column schema), for the Column filter. */
   columns: readonly ColumnChoice[];
   entries: AuditEntry[];
+  /** The descriptions of the slices the entries' requests were read through, by id. */
+  slices?: ReadonlyMap<string, string>;
   /** The query string of the next (older) page; undefined on the last page. */
   older?: string | undefined;
   /** Whether this is a later page (a link back to the newest entries). */
@@ -131,11 +133,20 @@ function detailText(value: unknown): string {
   return String(value);
 }
 
-function what(entry: AuditEntry, keyNames: ReadonlyMap<string, ApiKey>): SafeHtml {
+function what(
+  entry: AuditEntry,
+  keyNames: ReadonlyMap<string, ApiKey>,
+  slices: ReadonlyMap<string, string>,
+): SafeHtml {
   if (entry.action === REQUEST_ACTION) {
     const failed = (entry.status ?? 0) >= 400;
     const served = entry.columnsServed ?? [];
-    return html`<code class="audit-path">${entry.method} ${breakablePath(entry.path ?? '')}</code> <span class="badge ${failed ? 'badge-revoked' : 'badge-active'}">${entry.status}</span>${entry.employees ? html` <span class="muted">${entry.employees} employees</span>` : ''}${served.length > 0 ? html`<span class="audit-detail">Columns served: ${served.map((key, index) => html`${index > 0 ? ', ' : ''}<code>${key}</code>`)}</span>` : ''}`;
+    // The slice the request was read through: only those employees were served.
+    const slice =
+      entry.rowSliceId === null
+        ? ''
+        : html`<span class="audit-detail">Rows: only where <code>${slices.get(entry.rowSliceId) ?? entry.rowSliceId}</code></span>`;
+    return html`<code class="audit-path">${entry.method} ${breakablePath(entry.path ?? '')}</code> <span class="badge ${failed ? 'badge-revoked' : 'badge-active'}">${entry.status}</span>${entry.employees ? html` <span class="muted">${entry.employees} employees</span>` : ''}${served.length > 0 ? html`<span class="audit-detail">Columns served: ${served.map((key, index) => html`${index > 0 ? ', ' : ''}<code>${key}</code>`)}</span>` : ''}${slice}`;
   }
   // A key by its name, as the rest of the page shows keys.
   const key = entry.keyId === null ? undefined : keyNames.get(entry.keyId);
@@ -157,7 +168,7 @@ export function auditPage(view: AuditView): string {
   <th scope="row">${time(entry.at)}</th>
   <td data-label="Action"><span class="value">${ACTION_LABELS[entry.action] ?? entry.action}</span></td>
   <td data-label="By"><span class="value">${who(entry, keyNames)}</span></td>
-  <td data-label="Details"><span class="value audit-details">${what(entry, keyNames)}</span></td>
+  <td data-label="Details"><span class="value audit-details">${what(entry, keyNames, view.slices ?? new Map())}</span></td>
   <td data-label="From"><span class="value">${entry.clientAddress ? html`<code>${entry.clientAddress}</code>` : html`<span class="muted">—</span>`}</span></td>
 </tr>`,
   );

@@ -14,19 +14,27 @@ import { DEFAULT_GRACE, EXPIRING_SOON_MS, parseList } from '../../api-keys/restr
 import { type ColumnGroup, columnChoicesOf, type NewKeyInput } from '../../api-keys/service.js';
 import { COLUMN_TYPES } from '../../columns/types.js';
 import type { Db } from '../../db/connect.js';
+import { textColumnsOf } from '../../row-slices/columns.js';
+import type { Organization } from '../../tenancy/organizations.js';
 import { html, type SafeHtml } from '../html.js';
 import { formField } from '../http.js';
 import { PAGES } from '../paths.js';
 
-/** What the generate form offers: the organisation's cycles, and its columns by type. */
+/**
+ * What the generate form offers: the organisation's cycles, its columns by type, the text
+ * columns (and text parts) a slice's conditions may name, and its manager column (null:
+ * none, so no "Reports to").
+ */
 export interface KeyChoices {
   cycles: { id: string; name: string }[];
   columns: ColumnGroup[];
+  textColumns: string[];
+  managerColumn: string | null;
 }
 
 export async function keyChoices(
   db: Db,
-  organization: { id: string; slug: string },
+  organization: Pick<Organization, 'id' | 'slug' | 'managerColumn'>,
 ): Promise<KeyChoices> {
   const cycles = await db
     .selectFrom('merit_cycles')
@@ -35,7 +43,13 @@ export async function keyChoices(
     .orderBy('created_date', 'desc')
     .orderBy('id')
     .execute();
-  return { cycles, columns: await columnChoicesOf(db, organization.slug) };
+  const columns = await columnChoicesOf(db, organization.slug);
+  return {
+    cycles,
+    columns,
+    textColumns: textColumnsOf(columns.flatMap((group) => group.columns)).sort(),
+    managerColumn: organization.managerColumn,
+  };
 }
 
 // One field name per checkbox (the form parser keeps one value per name): the prefix and
@@ -78,6 +92,10 @@ export interface KeyForm {
   expiresIn: string;
   expiresAt: string;
   allowIps: string;
+  /** The slice's conditions, as `--rows` takes them. */
+  rows: string;
+  /** The manager's email whose reporting line the key reads. */
+  reportsTo: string;
 }
 
 export const EMPTY_KEY_FORM: KeyForm = {
@@ -91,6 +109,8 @@ export const EMPTY_KEY_FORM: KeyForm = {
   expiresIn: '',
   expiresAt: '',
   allowIps: '',
+  rows: '',
+  reportsTo: '',
 };
 
 /** The generate form of a post, whatever it holds. */
@@ -111,6 +131,8 @@ export function keyFormOf(request: FastifyRequest): KeyForm {
     expiresIn: formField(request, 'expiresIn'),
     expiresAt: formField(request, 'expiresAt'),
     allowIps: formField(request, 'allowIps'),
+    rows: formField(request, 'rows'),
+    reportsTo: formField(request, 'reportsTo'),
   };
 }
 
@@ -182,6 +204,8 @@ export function keyInputOf(form: KeyForm): Omit<NewKeyInput, 'org'> {
     expiresIn: form.expiresIn === '' ? undefined : form.expiresIn,
     expiresAt: expiresAt === '' ? undefined : expiresAt,
     allowedAddresses: addressesOf(form.allowIps),
+    rows: form.rows.trim() === '' ? undefined : form.rows,
+    reportsTo: form.reportsTo.trim() === '' ? undefined : form.reportsTo.trim(),
   };
 }
 
@@ -203,6 +227,12 @@ const FIELD_LABELS: [RegExp, string][] = [
   [/--expires-at/g, 'Expiry date'],
   [/--grace/g, 'Grace period'],
   [/--allow-ips/g, 'Allowed addresses'],
+  [/--rows/g, 'Rows'],
+  [/--reports-to/g, 'Reports to'],
+  [
+    /name it first with compplan orgs set \S+ --manager-column KEY \(or under Settings → Roles & Permissions\)/g,
+    'an owner names it under Settings → Roles & Permissions',
+  ],
   [/ \(leave it out for every cycle\)/g, ' (or choose every merit cycle)'],
   [/ \(leave it out for any address\)/g, ' (or leave the field empty for any address)'],
 ];
@@ -250,8 +280,50 @@ function columnPicker(groups: readonly ColumnGroup[], picked: ReadonlySet<string
   <p class="hint" id="hide-columns-hint">Ticked columns are left out of every employee the key reads.</p>`;
 }
 
+/** What a slice would read today, as the form says it under its fields. */
+export type SliceCount = { employees: number; description: string } | { problem: string };
+
+/** A count in words: "Reads 41 employees today", or nobody and what to check. */
+export function sliceCountWords(count: SliceCount): string {
+  if ('problem' in count) return count.problem;
+  if (count.employees === 0) {
+    return `Reads nobody today: no employee has ${count.description}. Check the values and their letter case, as your data writes them.`;
+  }
+  const people = `${count.employees.toLocaleString('en')} employee${count.employees === 1 ? '' : 's'}`;
+  return `Reads ${people} today: those where ${count.description}.`;
+}
+
+/** The slice's fields: conditions on text columns, a manager's reporting line, the count. */
+function sliceFields(choices: KeyChoices, form: KeyForm, count: SliceCount | undefined): SafeHtml {
+  const columns =
+    choices.textColumns.length === 0
+      ? html`Your organisation has no data yet, so no text column to name.`
+      : html`Text columns you can name: ${codes(choices.textColumns)}.`;
+  const reportsTo =
+    choices.managerColumn === null
+      ? html`<p class="hint" id="reports-to-note">To give a key one manager's reporting line, an owner first names the column that holds each employee's manager's email: the <a href="${PAGES.roles}#manager-column-title">manager column</a>, under Roles &amp; Permissions.</p>`
+      : html`<label for="reports-to" class="sub-label">Reports to</label>
+  <input id="reports-to" name="reportsTo" type="email" value="${form.reportsTo}" placeholder="e.g. ana@example.com" aria-describedby="reports-to-hint slice-count" data-slice-field>
+  <p class="hint" id="reports-to-hint">A manager's email: the key reads the people whose reporting line (column <code>${choices.managerColumn}</code>) reaches them, at any depth. Empty: no reporting line.</p>`;
+  const said = count === undefined ? '' : sliceCountWords(count);
+  const problem = count !== undefined && 'problem' in count;
+  return html`<div class="field choice-group slice-fields">
+  <p class="group-label" id="slice-label">Employees it reads</p>
+  <label for="rows" class="sub-label">Rows</label>
+  <input id="rows" name="rows" type="text" value="${form.rows}" placeholder="e.g. department in (Engineering, Sales) and country = DE" autocomplete="off" spellcheck="false" aria-describedby="rows-hint rows-columns slice-count" data-slice-field>
+  <p class="hint" id="rows-hint">Only the employees that meet these conditions: COLUMN = VALUE, or COLUMN in (VALUE, VALUE), joined by “and”. Values are matched with their letter case, as your data writes them. Empty: every employee.</p>
+  <p class="hint column-names" id="rows-columns">${columns}</p>
+  ${reportsTo}
+  <p class="slice-count${problem ? ' slice-count-problem' : ''}" id="slice-count" role="status" data-count-url="${PAGES.connections}/slice-count">${said}</p>
+</div>`;
+}
+
 /** The generate form's fields for what the key may read and until when, as `form` has them. */
-export function restrictionFields(choices: KeyChoices, form: KeyForm): SafeHtml {
+export function restrictionFields(
+  choices: KeyChoices,
+  form: KeyForm,
+  count?: SliceCount,
+): SafeHtml {
   const ticked = new Set(form.cycles);
   const boxes = choices.cycles.map(
     (cycle) =>
@@ -278,6 +350,7 @@ export function restrictionFields(choices: KeyChoices, form: KeyForm): SafeHtml 
   <label class="check"><input type="radio" name="scope" value="some" id="scope-some"${checked(some)}> Only these:</label>
   <div class="check-list" role="group" aria-label="Merit cycles" id="scope-cycles" data-chooses="scope-some">${boxes}</div>
 </div>
+${sliceFields(choices, form, count)}
 <div class="field choice-group">
   <p class="group-label" id="hide-columns-label">Hidden columns</p>
   ${columnPicker(choices.columns, new Set(form.columns))}
@@ -311,6 +384,8 @@ export interface NewKeyReads {
   hiddenColumnTypes: string[];
   expiresAt: string | null;
   allowedAddresses: string[] | null;
+  /** The key's slice and how many employees it read when made; null: every employee. */
+  rowSlice?: { description: string; employees: number } | null;
 }
 
 const codes = (items: readonly string[]) =>
@@ -333,6 +408,7 @@ export function newKeyFacts(reads: NewKeyReads, cycleNames: ReadonlyMap<string, 
       'Hidden types',
       reads.hiddenColumnTypes.length === 0 ? html`None` : html`${codes(reads.hiddenColumnTypes)}`,
     ],
+    ['Employees', reads.rowSlice ? html`${sliceCountWords(reads.rowSlice)}` : html`Every employee`],
     ['Expires', reads.expiresAt === null ? html`Never` : shortTime(reads.expiresAt)],
     [
       'Allowed addresses',
@@ -340,7 +416,9 @@ export function newKeyFacts(reads: NewKeyReads, cycleNames: ReadonlyMap<string, 
     ],
   ];
   return html`<dl class="new-key-facts" aria-label="What the new key reads">${facts.map(
-    ([term, detail]) => html`<div><dt>${term}</dt><dd>${detail}</dd></div>`,
+    // A slice's sentence is long: it takes the whole row, not one narrow column.
+    ([term, detail]) =>
+      html`<div${term === 'Employees' ? html` class="fact-wide"` : ''}><dt>${term}</dt><dd>${detail}</dd></div>`,
   )}</dl>`;
 }
 
@@ -385,8 +463,12 @@ export function restrictionCells(
       ? html`<span class="badge badge-revoked">Revoked</span> <span class="sub">${shortTime(key.revokedAt)}</span>`
       : html`<span class="badge ${expired ? 'badge-revoked' : 'badge-active'}">${expired ? 'Expired' : 'Active'}</span> <span class="sub">${expiry}</span>`;
   // data-label: the column's name, which a narrow screen shows beside each cell.
+  const rows =
+    key.rowSlice === null
+      ? ''
+      : html` <span class="sub key-slice">Only where <code>${key.rowSlice.description}</code></span>`;
   return {
-    reads: html`<td data-label="Reads"><div>${scope} <span class="sub">${hidden}</span> <span class="sub">${allowed}</span></div></td>`,
+    reads: html`<td data-label="Reads"><div>${scope}${rows} <span class="sub">${hidden}</span> <span class="sub">${allowed}</span></div></td>`,
     status: html`<td data-label="Status"><div>${status}</div></td>`,
   };
 }

@@ -27,6 +27,7 @@ import {
   restrictionFields,
   rolledNotice,
   rollForm,
+  type SliceCount,
 } from './connections.restrictions.js';
 
 /**
@@ -55,6 +56,8 @@ export interface ConnectionsView extends Signed {
   form?: KeyForm | undefined;
   /** The organisation's cycles and columns, for the generate form. */
   choices: KeyChoices;
+  /** What the form's slice reads today, after "Count employees". */
+  count?: SliceCount | undefined;
 }
 
 /** Why generating is not possible for this user now, in words; null when it is. */
@@ -120,8 +123,11 @@ ${newKey}
         <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX_LENGTH}" placeholder="e.g. Looker export" value="${form.name}" aria-describedby="key-name-hint">
         <p class="hint" id="key-name-hint">What the key is for, so that you can tell keys apart later.</p>
       </div>
-      ${restrictionFields(view.choices, form)}
-      <button type="submit" class="button button-primary">Generate API Key</button>
+      ${restrictionFields(view.choices, form, view.count)}
+      <div class="button-row">
+        <button type="submit" class="button button-primary">Generate API Key</button>
+        <button type="submit" class="button button-quiet" formaction="${PAGES.connections}/keys/count" formnovalidate>Count employees</button>
+      </div>
     </fieldset>
   </form>
 </section>

@@ -18,6 +18,50 @@ document.addEventListener('change', (event) => {
       ticked.checked = false;
   }
 });
+// The generate form's slice: as the person types the rows or the manager (or changes the
+// merit cycles), the number of employees it would read today, asked of the server a moment
+// after the last keystroke. Without this script, "Count employees" posts the form for it.
+let sliceTimer;
+let sliceAsked = 0;
+function countSlice(form) {
+  const status = form.querySelector('[data-count-url]');
+  if (!status) return;
+  clearTimeout(sliceTimer);
+  sliceTimer = setTimeout(async () => {
+    const params = new URLSearchParams();
+    params.set('rows', form.elements.namedItem('rows')?.value || '');
+    params.set('reportsTo', form.elements.namedItem('reportsTo')?.value || '');
+    if (form.querySelector('input[name="scope"][value="some"]:checked')) {
+      const cycles = [...form.querySelectorAll('input[name^="cycle:"]:checked')].map((box) =>
+        box.name.slice('cycle:'.length),
+      );
+      params.set('cycles', cycles.join(','));
+    }
+    const asked = ++sliceAsked;
+    try {
+      const response = await fetch(`${status.getAttribute('data-count-url')}?${params}`, {
+        headers: { accept: 'application/json' },
+      });
+      const answer = await response.json();
+      // An answer to an older question is dropped: the newest keystroke wins.
+      if (asked !== sliceAsked) return;
+      status.textContent = answer.text || '';
+      status.classList.toggle('slice-count-problem', answer.problem === true);
+    } catch {}
+  }, 300);
+}
+document.addEventListener('input', (event) => {
+  const field = event.target;
+  if (field instanceof HTMLInputElement && field.form && field.hasAttribute('data-slice-field'))
+    countSlice(field.form);
+});
+document.addEventListener('change', (event) => {
+  const box = event.target;
+  if (box instanceof HTMLInputElement && box.form && /^(cycle:|scope$)/.test(box.name)) {
+    const fields = box.form.querySelectorAll('[data-slice-field]');
+    if ([...fields].some((field) => field.value)) countSlice(box.form);
+  }
+});
 // A form that uploads or imports a file shows how far it has come while the page waits for
 // the answer: the server tells, every half second, what the organisation's upload is doing.
 document.addEventListener('submit', (event) => {
