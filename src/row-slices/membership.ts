@@ -54,14 +54,27 @@ export function inSliceSql(
   return sql<boolean>`(${sql.join(conditions, sql` and `)})`;
 }
 
-/** How many employees of the cycles (null: every cycle of the organisation) the slice reads. */
+/** Employees a statement of a SQLite count reads before the server answers others. */
+const COUNT_CHUNK = 5_000;
+
+/**
+ * How many employees of the cycles (null: every cycle of the organisation) the slice would
+ * read today: what Settings → Connections says before a key is made. A slice that does not
+ * exist yet has no members to count, so its conditions are evaluated over the cycles, as
+ * the key's creation will: about 7 µs an employee on SQLite. PostgreSQL counts on its own
+ * connections (`longDb`: no request's statement limit) while the server answers others.
+ * SQLite runs on the server's one thread, so it counts in chunks of the list's order, and
+ * lets waiting requests in between: a count over a million employees takes seconds, but
+ * never stops the API for more than one chunk. A reporting line is counted from the line
+ * itself (index lookups of its members), whatever the size of the cycle.
+ */
 export async function countSliceMembers(
-  db: Db,
-  dialect: Dialect,
+  database: { db: Db; longDb: Db; dialect: Dialect },
   organizationId: string,
   definition: SliceDefinition,
   cycleIds: readonly string[] | null,
 ): Promise<number> {
+  const { db, dialect } = database;
   const cycles =
     cycleIds ??
     (
@@ -73,11 +86,33 @@ export async function countSliceMembers(
     ).map((row) => row.id);
   let total = 0;
   for (const cycle of cycles) {
-    const { rows } = await sql<{ count: number | string }>`
-      select count(*) as count from merit_cycle_employees e
-       where e.organization_id = ${organizationId} and e.merit_cycle_id = ${cycle}
-         and ${inSliceSql(dialect, definition, cycle)}`.execute(db);
-    total += Number(rows[0]?.count ?? 0);
+    const inSlice = inSliceSql(dialect, definition, cycle);
+    const ofCycle = sql`e.organization_id = ${organizationId} and e.merit_cycle_id = ${cycle}`;
+    if (dialect === 'postgres' || definition.reportsTo !== null) {
+      const { rows } = await sql<{ count: number | string }>`
+        select count(*) as count from merit_cycle_employees e
+         where ${ofCycle} and ${inSlice}`.execute(dialect === 'postgres' ? database.longDb : db);
+      total += Number(rows[0]?.count ?? 0);
+      continue;
+    }
+    let after: { last_name: string; first_name: string; id: string } | undefined;
+    for (;;) {
+      const from = after
+        ? sql` and (e.last_name, e.first_name, e.id) > (${after.last_name}, ${after.first_name}, ${after.id})`
+        : sql``;
+      const { rows } = await sql<{
+        last_name: string;
+        first_name: string;
+        id: string;
+        member: number;
+      }>`select e.last_name, e.first_name, e.id, ${inSlice} as member
+          from merit_cycle_employees e where ${ofCycle}${from}
+         order by e.last_name, e.first_name, e.id limit ${COUNT_CHUNK}`.execute(db);
+      for (const row of rows) total += Number(row.member) === 1 ? 1 : 0;
+      after = rows.at(-1);
+      if (rows.length < COUNT_CHUNK) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
   return total;
 }

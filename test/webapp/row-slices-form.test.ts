@@ -52,7 +52,7 @@ describe('Settings → Connections: a key for a slice of the organisation', () =
       textOf(
         /<p class="hint column-names" id="rows-columns">([\s\S]*?)<\/p>/.exec(page)?.[1] ?? '',
       ),
-    ).toBe('Text columns you can name: department , employee/jobTitle , managerEmail .');
+    ).toBe('Text columns you can name: department , employee/jobTitle , manager , managerEmail .');
     expect(page).not.toContain('name="reportsTo"');
     expect(
       textOf(/<p class="hint" id="reports-to-note">([\s\S]*?)<\/p>/.exec(page)?.[1] ?? ''),
@@ -166,7 +166,7 @@ describe('Settings → Connections: a key for a slice of the organisation', () =
   it('Roles & Permissions names the manager column (a select of text columns and parts), audited; then Reports to is offered and counted', async () => {
     const roles = (await owner.request('GET', ROLES)).body;
     const options = [...roles.matchAll(/<option value="([^"]*)"/g)].map(([, value]) => value);
-    expect(options).toEqual(['', 'department', 'employee/jobTitle', 'managerEmail']);
+    expect(options).toEqual(['', 'department', 'employee/jobTitle', 'manager', 'managerEmail']);
     const saved = await owner.request('POST', `${ROLES}/manager-column`, {
       form: { _csrf: await owner.csrfToken(ROLES), managerColumn: 'managerEmail' },
     });

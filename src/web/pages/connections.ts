@@ -87,13 +87,7 @@ export const connectionsPages: Page = (app, context) => {
       // Only the organisation's own cycles: an id of another is counted as none.
       const cycles = input.cycles ?? null;
       await checkSlice(app.db, current, definition, cycles);
-      const employees = await countSliceMembers(
-        app.db,
-        app.dialect,
-        organization.id,
-        definition,
-        cycles,
-      );
+      const employees = await countSliceMembers(app.database, organization.id, definition, cycles);
       return { employees, description: describeSlice(definition) };
     } catch (error) {
       if (!(error instanceof KeyManagementError)) throw error;
