@@ -105,6 +105,7 @@ describe('key expiry and rotation', () => {
       hiddenColumnTypes: ['number'],
       expiresAt: null,
       allowedAddresses: null,
+      rowSlice: null,
       previousSecretExpiresAt: new Date(clock.now() + DAY).toISOString(),
     });
     // The roll moved the keys revision; each instance confirms it (once a second on its own).

@@ -97,6 +97,7 @@ describe('compplan keys: least-privilege keys', () => {
       hiddenColumnTypes: [],
       expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
       allowedAddresses: null,
+      rowSlice: null,
     });
 
     const cycles = (await (await get(LIST, created.key)).json()) as { data: { id: string }[] };
@@ -163,7 +164,7 @@ describe('compplan keys: least-privilege keys', () => {
     const line = (await keys(['list', '--org', ACME])).stdout
       .split('\n')
       .find((l) => l.startsWith(created.id));
-    expect(line).toMatch(/ +No numbers +cpk_\S+ +all +none +composite,number +any +never /);
+    expect(line).toMatch(/ +No numbers +cpk_\S+ +all +none +composite,number +any +all +never /);
     const rolled = JSON.parse((await keys(['roll', created.id, '--json'])).stdout) as {
       hiddenColumnTypes: string[];
     };
@@ -218,7 +219,7 @@ describe('compplan keys: least-privilege keys', () => {
     const line = text.find((l) => l.startsWith(id ?? '-'));
     expect(line).toMatch(
       new RegExp(
-        ` ${CYCLE.offset} +none +none +any +\\d{4}-[\\d\\-T:.]+Z +.* +never +active \\(EXPIRES WITHIN 7 DAYS\\)$`,
+        ` ${CYCLE.offset} +none +none +any +all +\\d{4}-[\\d\\-T:.]+Z +.* +never +active \\(EXPIRES WITHIN 7 DAYS\\)$`,
       ),
     );
   });
@@ -252,6 +253,7 @@ describe('compplan keys: least-privilege keys', () => {
       'hiddenColumnTypes',
       'expiresAt',
       'allowedAddresses',
+      'rowSlice',
       'previousSecretExpiresAt',
     ]);
     expect(rolled).toMatchObject({
