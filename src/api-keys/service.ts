@@ -78,13 +78,19 @@ async function organizationOrFail(db: Db, slug: string) {
   return organization;
 }
 
-/** Checks everything first: a refused key writes nothing. Recorded in the audit log. */
+/**
+ * Checks everything first: a refused key writes nothing. Recorded in the audit log. Given
+ * the database handle (`db` and `longDb`), a key whose slice is new is made on `longDb`:
+ * computing the slice's members reads the organisation's employees once, as an import
+ * does, longer than a request's statement may run (PostgreSQL; the same for SQLite).
+ */
 export async function createApiKey(
-  db: Db,
+  database: Db | { db: Db; longDb: Db },
   input: NewKeyInput,
   now: number = Date.now(),
   actor: Actor = CLI_ACTOR,
 ): Promise<CreatedRestrictedKey> {
+  const [db, longDb] = 'longDb' in database ? [database.db, database.longDb] : [database, database];
   const organization = await organizationOrFail(db, input.org);
   if (!organization.apiKeysEnabled) {
     throw new KeyManagementError(
@@ -124,7 +130,7 @@ export async function createApiKey(
   const entry = { organizationId: organization.id, actor, target: key.id, keyId: key.id };
   const createdAt = key.createdAt;
   const rowSlice = await withRecordedAction(
-    db,
+    slice === null ? db : longDb,
     async (trx) => {
       const found =
         slice === null ? null : await sliceFor(trx, dialectOf(trx), organization, slice, createdAt);

@@ -118,8 +118,8 @@ export function registerKeys(program: Command): void {
       // Checked before the key is made: a bad address is a usage error.
       const server = serverAddress(options.baseUrl, process.env);
       const { createApiKey } = await service();
-      const created = await withDatabase(configFromEnvironment(), ({ db }) =>
-        createApiKey(db, {
+      const created = await withDatabase(configFromEnvironment(), (database) =>
+        createApiKey(database, {
           org: options.org,
           name: options.name,
           cycles: options.cycles === undefined ? undefined : parseList(options.cycles, '--cycles'),

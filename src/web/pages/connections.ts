@@ -143,7 +143,7 @@ export const connectionsPages: Page = (app, context) => {
       // The service refuses when the organisation does not allow generating keys: the
       // same rule for this page, a direct post and `compplan keys create`.
       const created = await createApiKey(
-        app.db,
+        app.database,
         { org: organization.slug, ...keyInputOf(form) },
         Date.now(),
         context.actorOf(request),
