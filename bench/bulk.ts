@@ -21,14 +21,14 @@
 // The results are saved as JSON in the temp dir and written into docs/benchmarks.md
 // between its bulk-bench markers.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import { DEEP_CYCLE, DEEP_ORGANIZATION } from './data.js';
+import { forEachDatabase } from './databases.js';
 import { oneOfFlag, parseFlags, wholeNumberFlag } from './options.js';
 import { median, writeReport } from './report.js';
 
@@ -293,26 +293,11 @@ function renderBulkReport(
 /** Measures and writes the table; returns its text. */
 export async function benchBulk(options: BulkBenchOptions): Promise<string> {
   const before = loadavg();
-  const databases: DatabaseResult[] = [];
-  for (const database of options.databases) {
-    const dir = mkdtempSync(join(tmpdir(), 'compplan-bench-bulk-'));
-    try {
-      if (database === 'sqlite') {
-        databases.push(
-          await benchDatabase('SQLite', `sqlite:${join(dir, 'bench.db')}`, dir, options),
-        );
-      } else {
-        const cluster = await startPostgres();
-        try {
-          databases.push(await benchDatabase('PostgreSQL', cluster.url, dir, options));
-        } finally {
-          await cluster.destroy();
-        }
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  const databases = await forEachDatabase(
+    options.databases,
+    'compplan-bench-bulk-',
+    (name, url, dir) => benchDatabase(name, url, dir, options),
+  );
   const results = {
     databases,
     employees: options.employees,

@@ -35,12 +35,11 @@
 // The results are saved as JSON in the temp dir and written into docs/benchmarks.md
 // between the slices-bench markers.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { startPostgres } from '../test/helpers/services/postgres.js';
 import { freePort, stopProcess, waitFor } from '../test/helpers/services/process.js';
 import {
   DEEP_CYCLE,
@@ -51,6 +50,7 @@ import {
   TENTH_CYCLE,
   TENTH_ORGANIZATION,
 } from './data.js';
+import { forEachDatabase } from './databases.js';
 import { median, writeReport } from './report.js';
 import { runWrk, type WrkRun } from './wrk.js';
 
@@ -488,26 +488,11 @@ function renderSlicesReport(results: {
 /** Measures and writes the table; returns its text. */
 export async function benchSlices(options: SlicesBenchOptions): Promise<string> {
   const before = loadavg();
-  const databases: DatabaseResult[] = [];
-  for (const database of options.databases) {
-    const dir = mkdtempSync(join(tmpdir(), 'compplan-bench-slices-'));
-    try {
-      if (database === 'sqlite') {
-        databases.push(
-          await benchDatabase('SQLite', `sqlite:${join(dir, 'bench.db')}`, dir, options),
-        );
-      } else {
-        const cluster = await startPostgres();
-        try {
-          databases.push(await benchDatabase('PostgreSQL', cluster.url, dir, options));
-        } finally {
-          await cluster.destroy();
-        }
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  const databases = await forEachDatabase(
+    options.databases,
+    'compplan-bench-slices-',
+    (name, url, dir) => benchDatabase(name, url, dir, options),
+  );
   const { databases: _names, out, ...shown } = options;
   const results = {
     databases,
