@@ -1,7 +1,7 @@
 // The stored slices of an organisation: one row per definition, shared by every key that
 // reads it, kept after its keys are revoked (their audit entries name it).
 import { createHash } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { OrganizationChange } from '../changes/change.js';
 import { lockOrganizationChanges } from '../changes/transaction.js';
 import type { Db, Dialect } from '../db/connect.js';
@@ -27,7 +27,8 @@ const SLICE_ID = /^sl_[0-9a-f]{32}$/;
 
 /**
  * The slice of the definition in the organisation, stored (and its members computed) in
- * the transaction when no key had it before. Its id is derived from the definition, so
+ * the transaction when no key had it before — a transaction of `longDb`, as an import's
+ * (api-keys/service.ts): computing the members reads the organisation's employees once. Its id is derived from the definition, so
  * that two transactions making the same slice at once make the same row (the second one
  * waits for the first on the unique key, then finds it).
  */
@@ -50,10 +51,6 @@ export async function sliceFor(
   if (found) return found;
   const id = `sl_${createHash('sha256').update(`${organizationId}\n${text}`).digest('hex').slice(0, 32)}`;
   const description = describeSlice(definition);
-  // Computing a new slice's members reads every employee of the organisation once, as an
-  // import does: no per-statement limit for this transaction (a request's 2 s would stop
-  // it at a few hundred thousand employees).
-  if (dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(trx);
   await trx
     .insertInto('row_slices')
     .values({ id, organization_id: organizationId, definition: text, description, created_at: now })
