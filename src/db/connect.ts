@@ -2,12 +2,20 @@
 // PostgreSQL pool. Everything above this file sees only a Kysely<Database>.
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+} from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig, PostgresBounds } from '../config.js';
 import { type DataRevision, postgresRevision, sqliteRevision } from './data-revision.js';
 import { prepareDatabaseFiles, type Tightened, tightenedMessage } from './file-modes.js';
 import { LivenessWatch, probeServer } from './liveness.js';
+import { type CopyOut, copyOutOf } from './postgres-copy.js';
 import { guardedPool } from './postgres-pool.js';
 import { registerSqliteFunctions } from './sqlite-functions.js';
 import { statementNames, withStatementCache } from './statement-cache.js';
@@ -56,9 +64,10 @@ export interface DatabaseHandle {
    * A database handle whose `connection()` is a connection of the reader's own, for a long
    * read in one transaction (the bulk download, src/modules/bulk/snapshot.ts): SQLite
    * opens the file again, read-only, beside the one connection every request shares;
-   * PostgreSQL checks a client out of the pool. `release` once the read is over.
+   * PostgreSQL checks a client out of the pool, and `copyOut` runs `COPY … TO STDOUT` on
+   * that same connection (postgres-copy.ts). `release` once the read is over.
    */
-  openReader(): { db: Db; release(): Promise<void> };
+  openReader(): { db: Db; copyOut?: CopyOut; release(): Promise<void> };
   /**
    * Runs long work that writes (an import, or its check rolled back) where it does not hold
    * up `db`'s requests: SQLite opens the file again for it, as `compplan import` does in its
@@ -236,8 +245,27 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     revision: postgresRevision(config.url, bounds),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     poolSize: POSTGRES_POOL_SIZE,
-    // Kysely's connection() checks a client of the pool out for as long as it runs.
-    openReader: () => ({ db, release: async () => undefined }),
+    // One client of the request pool, checked out at the reader's first statement and
+    // given back by `release`: Kysely's statements and COPY go through it alike.
+    openReader: () => {
+      let client: Promise<PostgresPoolClient> | undefined;
+      const connected = () => {
+        client ??= requests.connect();
+        return client;
+      };
+      const own: PostgresPool = {
+        // Kysely releases its connection after each use: the client stays the reader's.
+        connect: async () => ({ query: (await connected()).query, release: () => undefined }),
+        end: async () => undefined,
+      };
+      return {
+        db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: own }) }),
+        copyOut: async (text) => copyOutOf(await connected())(text),
+        release: async () => {
+          (await client)?.release();
+        },
+      };
+    },
     withOwnConnection: (work) => work(handle),
     close: async () => {
       await db.destroy();

@@ -41,7 +41,7 @@ export function guardedPool(
       // biome-ignore lint/suspicious/noExplicitAny: the overloads of PostgresPoolClient.query
       query: ((text: any, values?: unknown[]) => {
         if (broken) return Promise.reject(broken);
-        // Anything but SQL text (a cursor) goes as it is; compplan sends none.
+        // Anything but SQL text goes as it is: a bulk download's COPY (postgres-copy.ts).
         if (typeof text !== 'string') return client.query(text, values);
         const name = guard.nameOf(text);
         const started = performance.now();

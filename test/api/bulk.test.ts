@@ -14,6 +14,13 @@ import {
   umbrellaDataSet,
 } from '../fixtures/api-data-sets.js';
 import {
+  QUOTED_CYCLE,
+  QUOTED_EMPLOYEES,
+  QUOTED_LAST_NAMES,
+  QUOTED_ORG,
+  quotedNamesDataSet,
+} from '../fixtures/bulk-data-sets.js';
+import {
   ACME,
   acmeDataSet,
   CYCLE,
@@ -61,7 +68,13 @@ describe('GET /meritCycles/{meritCycleId}/employees/bulk', () => {
 
   beforeAll(async () => {
     server = await startTestServer({
-      dataSets: [acmeDataSet(), globexDataSet(), umbrellaDataSet(), largeCycleDataSet(LARGE)],
+      dataSets: [
+        acmeDataSet(),
+        globexDataSet(),
+        umbrellaDataSet(),
+        largeCycleDataSet(LARGE),
+        quotedNamesDataSet(),
+      ],
     });
     acme = await server.createKey(ACME);
     umbrella = await server.createKey(UMBRELLA);
@@ -83,6 +96,29 @@ describe('GET /meritCycles/{meritCycleId}/employees/bulk', () => {
     const lines = body.slice(0, -1).split('\n');
     expect(lines).toHaveLength(LARGE);
     expect(lines).toEqual(await listTexts(server, acme, LARGE_CYCLE));
+  });
+
+  it('reads on across chunks from employees whose names hold quotes, backslashes, $1 and $$ (written into PostgreSQL’s COPY)', async () => {
+    const quoted = await server.createKey(QUOTED_ORG);
+    const ndjson = await (await get(bulkPath(QUOTED_CYCLE), quoted)).text();
+    const lines = ndjson.trimEnd().split('\n');
+    expect(lines).toHaveLength(QUOTED_EMPLOYEES);
+    expect(lines).toEqual(await listTexts(server, quoted, QUOTED_CYCLE));
+    // Each chunk (200, then 2,000 employees) ends on such a name.
+    for (const at of [199, 2_199]) {
+      const { lastName } = JSON.parse(lines[at] ?? '{}') as { lastName: string };
+      expect(QUOTED_LAST_NAMES.some((name) => lastName.startsWith(name))).toBe(true);
+    }
+    const csv = parse(await (await get(bulkPath(QUOTED_CYCLE, '?format=csv'), quoted)).text(), {
+      bom: true,
+      columns: true,
+    }) as { id: string; lastName: string }[];
+    expect(csv.map((row) => [row.id, row.lastName])).toEqual(
+      lines.map((line) => {
+        const { id, lastName } = JSON.parse(line) as { id: string; lastName: string };
+        return [id, lastName];
+      }),
+    );
   });
 
   it('serves the edge employees (any column key and value) exactly as loaded, format=ndjson named', async () => {

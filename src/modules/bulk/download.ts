@@ -11,10 +11,20 @@
 // for CSV), so memory holds a few chunks whatever the cycle's size. The order of things,
 // in nextChunk: read and hand over until the writer holds `ahead` chunks (or the cycle is
 // read whole), then await the oldest one's bytes and push them.
+//
+// On PostgreSQL the texts come through COPY (copyEmployeeTexts), and the statement of the
+// next chunk is sent as soon as one chunk has arrived: PostgreSQL reads it while this
+// thread joins, converts and sends the one before. (SQLite's reads run on this thread:
+// there is nothing to overlap them with.)
 import { Readable } from 'node:stream';
 import type { Dialect } from '../../db/connect.js';
 import type { ReadScope } from '../../tenancy/scope.js';
-import { afterLastText, readEmployeeTexts } from '../employees/repository.js';
+import {
+  afterLastText,
+  copyEmployeeTexts,
+  type EmployeeTexts,
+  readEmployeeTexts,
+} from '../employees/repository.js';
 import type { EmployeeAfter } from '../employees/schema.js';
 import type { ChunkWriter } from './formats.js';
 import type { Snapshot } from './snapshot.js';
@@ -42,13 +52,16 @@ export class EmployeeDownload extends Readable {
   private after: EmployeeAfter | undefined;
   private chunkEmployees = FIRST_CHUNK_EMPLOYEES;
   private started = false;
+  /** The last read found the end of the cycle (its chunk may still be on its way). */
   private finished = false;
+  /** Employees in the chunk nextChunk last returned. */
+  private employeesInChunk = 0;
+  /** PostgreSQL: the next chunk's read, sent while the one before is handled. */
+  private readAhead: Promise<Read | undefined> | undefined;
   /**
    * The chunks handed to the writer and not yet pushed, oldest first: their bytes to come,
    * and how many employees each holds.
    */
-  /** Employees in the chunk nextChunk last returned. */
-  private employeesInChunk = 0;
   private readonly written: { bytes: Promise<Buffer>; employees: number }[] = [];
 
   constructor(private readonly source: DownloadSource) {
@@ -71,7 +84,7 @@ export class EmployeeDownload extends Readable {
 
   private async nextChunk(): Promise<Buffer | null> {
     const { writer } = this.source;
-    while (!this.finished && !this.destroyed && this.written.length < writer.ahead) {
+    while (!this.readWhole && !this.destroyed && this.written.length < writer.ahead) {
       const read = await this.readChunk();
       if (read) {
         this.written.push({ bytes: handedOver(writer.write(read.texts)), employees: read.count });
@@ -85,23 +98,41 @@ export class EmployeeDownload extends Readable {
     const chunk = head && body ? Buffer.concat([head, body]) : (body ?? head);
     // An empty push would not ask for more: an empty cycle's NDJSON ends at once.
     if (!chunk || chunk.length === 0) {
-      return this.finished && this.written.length === 0 ? null : this.nextChunk();
+      return this.readWhole && this.written.length === 0 ? null : this.nextChunk();
     }
     return chunk;
   }
 
+  /** Whether every chunk has been read and taken: the last read found the cycle's end. */
+  private get readWhole(): boolean {
+    return this.finished && this.readAhead === undefined;
+  }
+
   /** The next chunk's stored texts and their count (none once the cycle is read). */
-  private async readChunk(): Promise<{ texts: Buffer; count: number } | undefined> {
+  private async readChunk(): Promise<Read | undefined> {
+    const read = this.readAhead ?? this.readNext();
+    this.readAhead = undefined;
+    const chunk = await read;
+    if (this.source.snapshot.copyOut && !this.finished && !this.destroyed) {
+      this.readAhead = handedOver(this.readNext());
+    }
+    return chunk;
+  }
+
+  /** Reads the chunk after the last one read; one at a time, in order. */
+  private async readNext(): Promise<Read | undefined> {
     const { snapshot, dialect, scope, meritCycleId } = this.source;
     const limit = this.chunkEmployees;
-    const found = await readEmployeeTexts(
-      snapshot.db,
-      dialect,
-      scope,
-      meritCycleId,
-      this.after,
-      limit,
-    );
+    const found: EmployeeTexts | undefined = snapshot.copyOut
+      ? await copyEmployeeTexts(
+          snapshot.db,
+          snapshot.copyOut,
+          scope,
+          meritCycleId,
+          this.after,
+          limit,
+        )
+      : await readEmployeeTexts(snapshot.db, dialect, scope, meritCycleId, this.after, limit);
     const count = found?.count ?? 0;
     if (count < limit) this.finished = true;
     else if (found) {
@@ -124,13 +155,19 @@ export class EmployeeDownload extends Readable {
   }
 }
 
+/** A chunk as read: its stored texts and how many. */
+interface Read {
+  texts: Buffer;
+  count: number;
+}
+
 /**
- * A chunk's bytes as a promise that may fail before it is awaited (while the next chunk
- * is read, or never, once the client has left) without counting as an unhandled rejection:
- * its failure is met where it is awaited.
+ * A chunk's bytes, or the next chunk's read, as a promise that may fail before it is
+ * awaited (while the next chunk is read, or never, once the client has left) without
+ * counting as an unhandled rejection: its failure is met where it is awaited.
  */
-function handedOver(bytes: Buffer | Promise<Buffer>): Promise<Buffer> {
-  const promise = Promise.resolve(bytes);
+function handedOver<T>(value: T | Promise<T>): Promise<T> {
+  const promise = Promise.resolve(value);
   promise.catch(() => {});
   return promise;
 }

@@ -6,16 +6,20 @@
 // - SQLite: the file opened again, read-only (DatabaseHandle.openReader); in WAL mode the
 //   transaction's first read fixes what it sees, and an import goes on writing meanwhile.
 // - PostgreSQL: a client of the pool in a REPEATABLE READ, READ ONLY transaction: every
-//   statement in it sees the data as of its first one.
+//   statement in it sees the data as of its first one, the COPY that reads the texts too
+//   (src/db/postgres-copy.ts).
 //
 // Either way the transaction ends, and the connection goes back, when `close` is called:
 // at the end of the download or as soon as its client leaves.
 import { sql } from 'kysely';
 import type { DatabaseHandle, Db } from '../../db/connect.js';
+import type { CopyOut } from '../../db/postgres-copy.js';
 
 export interface Snapshot {
   /** The snapshot's connection, in its transaction. */
   readonly db: Db;
+  /** PostgreSQL: COPY … TO STDOUT on that connection, in that transaction. */
+  readonly copyOut?: CopyOut;
   /** Ends the transaction and gives the connection back; resolves once it has. */
   close(): Promise<void>;
 }
@@ -42,6 +46,7 @@ export function openSnapshot(database: DatabaseHandle): Promise<Snapshot> {
         opened = true;
         resolve({
           db: connection,
+          ...(reader.copyOut && { copyOut: reader.copyOut }),
           close: () => {
             end();
             return over;

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { hidesNothing } from '../../columns/hidden.js';
 import { hiddenColumnsFor } from '../../columns/repository.js';
 import type { Db, Dialect } from '../../db/connect.js';
+import { type CopyOut, firstColumnOf, inlined } from '../../db/postgres-copy.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
 import { inCycleScope } from '../../tenancy/cycles.js';
@@ -47,6 +48,7 @@ export interface EmployeeTexts {
  * - PostgreSQL sends them as rows, joined here: its ordered aggregate sorts the rows again
  *   (PostgreSQL 15 does not see that they come sorted), which made a bulk download's
  *   chunk of 1,000 employees 1.7 times as slow to read as the same rows sent as they are.
+ *   A bulk download reads them through COPY instead (copyEmployeeTexts).
  */
 export async function readEmployeeTexts(
   db: Db,
@@ -57,23 +59,8 @@ export async function readEmployeeTexts(
   limit: number,
 ): Promise<EmployeeTexts | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
-  const { organizationId } = scope;
-  // A row-value comparison is one range scan of the (…, last_name, first_name, id) key:
-  // the employee table's, or a sliced key's members' (tenancy/rows.ts).
-  const readable = employeeRows(scope, meritCycleId);
-  const order = sql`${readable.lastName}, ${readable.firstName}, ${readable.id}`;
-  const from = after ? sql` and (${order}) > (${after[0]}, ${after[1]}, ${after[2]})` : sql``;
-  const employees = sql`
-    select e.body, e.last_name, e.first_name, e.id ${readable.from}${from}
-    order by ${order} limit ${limit}`;
   if (dialect === 'postgres') {
-    // No row: the scope may not read the cycle; one row without a body: it has no
-    // employees (after `after`); else a row an employee.
-    const { rows } = await sql<{ body: string | null }>`
-      select page.body from merit_cycles c left join lateral (${employees}) as page on true
-      where c.organization_id = ${organizationId} and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}`.execute(
-      db,
-    );
+    const { rows } = await postgresTexts(scope, meritCycleId, after, limit).execute(db);
     if (rows.length === 0) return undefined;
     const bodies = rows[0]?.body === null ? [] : rows.map((row) => row.body);
     return { texts: Buffer.from(bodies.join(SEPARATOR)), count: bodies.length };
@@ -84,12 +71,78 @@ export async function readEmployeeTexts(
   const { rows } = await sql<{ found: number; count: number; bodies: Buffer | null }>`
     select exists(
         select 1 from merit_cycles
-        where organization_id = ${organizationId} and id = ${meritCycleId}${inCycleScope(scope, sql`id`)}
+        where organization_id = ${scope.organizationId} and id = ${meritCycleId}${inCycleScope(scope, sql`id`)}
       ) as found, count(*) as count, cast(group_concat(body, char(30)) as blob) as bodies
-    from (${employees}) as page`.execute(db);
+    from (${employeesInOrder(scope, meritCycleId, after, limit)}) as page`.execute(db);
   const row = rows[0];
   if (!row?.found) return undefined;
   return { texts: row.bodies ?? Buffer.alloc(0), count: Number(row.count) };
+}
+
+/**
+ * readEmployeeTexts's statement on PostgreSQL, a row a text: no row when the scope may not
+ * read the cycle; one row with a null body when it has no employees (after `after`).
+ */
+function postgresTexts(
+  scope: ReadScope,
+  meritCycleId: string,
+  after: EmployeeAfter | undefined,
+  limit: number,
+) {
+  return sql<{ body: string | null }>`
+    select page.body from merit_cycles c left join lateral (${employeesInOrder(scope, meritCycleId, after, limit)}) as page on true
+    where c.organization_id = ${scope.organizationId} and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}`;
+}
+
+/** Up to `limit` of the cycle's readable employees after `after`, in list order. */
+function employeesInOrder(
+  scope: ReadScope,
+  meritCycleId: string,
+  after: EmployeeAfter | undefined,
+  limit: number,
+) {
+  // A row-value comparison is one range scan of the (…, last_name, first_name, id) key:
+  // the employee table's, or a sliced key's members' (tenancy/rows.ts).
+  const readable = employeeRows(scope, meritCycleId);
+  const order = sql`${readable.lastName}, ${readable.firstName}, ${readable.id}`;
+  const from = after ? sql` and (${order}) > (${after[0]}, ${after[1]}, ${after[2]})` : sql``;
+  return sql`
+    select e.body, e.last_name, e.first_name, e.id ${readable.from}${from}
+    order by ${order} limit ${limit}`;
+}
+
+/**
+ * readEmployeeTexts on PostgreSQL for a bulk download: the same statement through COPY on
+ * the download's snapshot (db/postgres-copy.ts), so that a million texts arrive as
+ * PostgreSQL's bytes and are joined as bytes, never becoming JavaScript strings.
+ */
+export async function copyEmployeeTexts(
+  db: Db,
+  copyOut: CopyOut,
+  scope: ReadScope,
+  meritCycleId: string,
+  after: EmployeeAfter | undefined,
+  limit: number,
+): Promise<EmployeeTexts | undefined> {
+  if (!isId('mc', meritCycleId)) return undefined;
+  const statement = inlined(postgresTexts(scope, meritCycleId, after, limit).compile(db));
+  const bodies = firstColumnOf(await copyOut(`copy (${statement}) to stdout (format binary)`));
+  if (bodies.length === 0) return undefined;
+  if (bodies[0] === null) return { texts: Buffer.alloc(0), count: 0 };
+  return { texts: joinedBytes(bodies as Buffer[], TEXT_SEPARATOR), count: bodies.length };
+}
+
+/** `parts` one after the other, `separator` between each two. */
+function joinedBytes(parts: readonly Buffer[], separator: number): Buffer {
+  let length = parts.length - 1;
+  for (const part of parts) length += part.length;
+  const joined = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const [index, part] of parts.entries()) {
+    if (index > 0) joined[at++] = separator;
+    at += part.copy(joined, at);
+  }
+  return joined;
 }
 
 /** The list position of the last of `texts` (an employee's stored text begins after the last separator). */
