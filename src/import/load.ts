@@ -20,6 +20,7 @@ import type { IntakeWorker } from './intake-worker.js';
 import { type ImportOptions, type ImportSummary, merge } from './merge.js';
 import { type ImportRecords, recordsOfDataSet } from './records.js';
 import { checkRepeats } from './repeats.js';
+import { settleImportedRows } from './settle.js';
 import type { Source } from './source.js';
 import { createStaging, dropStaging, indexStaging, StagingWriter } from './staging.js';
 
@@ -86,7 +87,7 @@ export async function importRecords(
 ): Promise<ImportSummary> {
   const intake = (stage: Stage) =>
     takeRecords(records, database.dialect, stage, options.keepProblems);
-  return (await load(database, intake, options)).summary;
+  return imported(database, await load(database, intake, options));
 }
 
 /** Checks a data set given as records: everything an import does, then rolled back. */
@@ -112,7 +113,13 @@ export async function importFile(
   options: LoadOptions & { signal?: AbortSignal } = {},
 ): Promise<ImportSummary> {
   const intake = (stage: Stage) => worker.take(source, stage, options.signal);
-  return (await load(database, intake, options)).summary;
+  return imported(database, await load(database, intake, options));
+}
+
+/** A committed import's summary, once the rows it wrote are settled (settle.ts). */
+async function imported(database: DatabaseHandle, loaded: CheckedImport): Promise<ImportSummary> {
+  await settleImportedRows(database, loaded.summary);
+  return loaded.summary;
 }
 
 /** Checks a JSON or NDJSON file as importFile would import it: nothing is written. */

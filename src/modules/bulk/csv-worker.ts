@@ -24,6 +24,12 @@ const MARK = 'compplan bulk csv';
 // the last meanwhile. One on two cores.
 const THREADS = Math.max(1, availableParallelism() - 1);
 
+// A thread without work for this long is ended: its heap and the memory of the chunks it
+// converted go back to the system instead of staying in the server's resident memory
+// until the next CSV download (docs/benchmarks.md, "Bulk download"). Starting one again
+// takes a few tens of milliseconds, once a download.
+const IDLE_MS = 2_000;
+
 // The CSV made so far is turned into bytes at about this many characters, so that no long
 // string lives through a chunk of a thousand employees (the garbage collector's cost).
 const BLOCK_CHARACTERS = 64 * 1024;
@@ -81,9 +87,18 @@ export function csvOfTexts({ texts, separator, rows }: CsvChunk): Buffer {
 /** The worker threads that make the CSV and flat NDJSON of bulk downloads. */
 export class CsvWorkers {
   private threads: ThreadCalls<Job, Answer>[] = [];
+  private readonly idleTimers = new Map<ThreadCalls<Job, Answer>, NodeJS.Timeout>();
   private closed = false;
 
-  constructor(private readonly size = THREADS) {}
+  constructor(
+    private readonly size = THREADS,
+    private readonly idleMs = IDLE_MS,
+  ) {}
+
+  /** Threads running now. */
+  get running(): number {
+    return this.threads.length;
+  }
 
   /**
    * The CSV rows of `chunk` (csvOfTexts), made in a worker thread. Its texts are handed
@@ -93,18 +108,37 @@ export class CsvWorkers {
   async convert(chunk: CsvChunk): Promise<Buffer> {
     if (this.closed) throw new Error('the CSV worker threads are closed');
     const texts = ownBytes(chunk.texts);
+    const thread = this.threadForNext();
+    clearTimeout(this.idleTimers.get(thread));
     let csv: Answer;
     try {
-      csv = await this.threadForNext().call({ ...chunk, texts }, [texts.buffer]);
+      csv = await thread.call({ ...chunk, texts }, [texts.buffer]);
     } catch (error) {
       throw new Error(`the CSV conversion failed: ${(error as Error).message}`);
+    } finally {
+      if (thread.waiting === 0 && !thread.stopped) this.endWhenIdle(thread);
     }
     return Buffer.from(csv.buffer, csv.byteOffset, csv.byteLength);
+  }
+
+  /** Ends `thread` once it has had no work for `idleMs`. */
+  private endWhenIdle(thread: ThreadCalls<Job, Answer>): void {
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(thread);
+      if (thread.waiting > 0) return;
+      this.threads = this.threads.filter((other) => other !== thread);
+      void thread.worker.terminate();
+    }, this.idleMs);
+    // An idle thread's timer keeps no process alive.
+    timer.unref();
+    this.idleTimers.set(thread, timer);
   }
 
   /** Ends the threads (the app closes); a conversion still running is rejected. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
     await Promise.all(this.threads.map((thread) => thread.worker.terminate()));
   }
 
