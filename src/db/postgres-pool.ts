@@ -2,12 +2,14 @@
 // node-postgres's pool, every statement is sent through one wrapper per connection, which
 //  - sends a read whose text has been seen as a named prepared statement (statement-cache.ts);
 //  - bounds how long the statement may go unanswered: node-postgres's own per-statement
-//    `query_timeout`, or, for long work, the liveness watch (liveness.ts);
+//    `query_timeout` (for a bulk download's COPY, a timer of the same length), or, for
+//    long work, the liveness watch (liveness.ts);
 //  - when the server did not answer, fails the statement and every later one on that
 //    connection with DatabaseNotAnswering at once (a transaction's rollback does not wait
 //    a second time), and hands the connection back to the pool as broken, so that the pool
 //    closes it instead of giving it to the next request. A statement that went unanswered
 //    is still outstanding on its connection: anything sent after it would wait behind it.
+import type { Readable } from 'node:stream';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { DatabaseNotAnswering } from './errors.js';
@@ -37,12 +39,26 @@ export function guardedPool(
     let wrapper = wrappers.get(client);
     if (wrapper) return wrapper;
     let broken: DatabaseNotAnswering | undefined;
+    // A bulk download's COPY (postgres-copy.ts), the one query that is not SQL text:
+    // node-postgres answers with the COPY's stream, which fails, and leaves the connection
+    // broken, when it has not ended within the statement's bound.
+    const boundedCopy = (copy: pg.Submittable): Readable => {
+      const stream = client.query(copy) as unknown as Readable;
+      const boundMs = guard.queryTimeoutMs;
+      if (boundMs === undefined) return stream;
+      const started = performance.now();
+      const timer = setTimeout(() => {
+        broken ??= new DatabaseNotAnswering(Math.round(performance.now() - started));
+        stream.destroy(broken);
+      }, boundMs);
+      for (const end of ['end', 'error', 'close']) stream.once(end, () => clearTimeout(timer));
+      return stream;
+    };
     wrapper = {
       // biome-ignore lint/suspicious/noExplicitAny: the overloads of PostgresPoolClient.query
       query: ((text: any, values?: unknown[]) => {
         if (broken) return Promise.reject(broken);
-        // Anything but SQL text goes as it is: a bulk download's COPY (postgres-copy.ts).
-        if (typeof text !== 'string') return client.query(text, values);
+        if (typeof text !== 'string') return boundedCopy(text);
         const name = guard.nameOf(text);
         const started = performance.now();
         const answered = guard.watch?.started(client);
