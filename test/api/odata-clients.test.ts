@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Employee } from '../../src/modules/employees/schema.js';
 import { FEED_CYCLE, FEEDCO, feedDataSet } from '../fixtures/feed-data-sets.js';
 import { employeesPath, walkPages } from '../helpers/api-expectations.js';
-import { FEED } from '../helpers/feed.js';
+import { FEED, feedEmployeeFields } from '../helpers/feed.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Entity = Record<string, unknown>;
@@ -77,19 +77,7 @@ describe('the OData feed read by clients nobody here wrote', () => {
     const rest: Entity[] = [];
     for (const cycle of Object.values(FEED_CYCLE)) {
       const walked = await walkPages<Employee>(server, full, employeesPath(cycle), { limit: 100 });
-      rest.push(
-        ...walked.items.map((e) => ({
-          id: e.id,
-          meritCycleId: cycle,
-          email: e.email,
-          firstName: e.firstName,
-          lastName: e.lastName,
-          preferredName: e.preferredName,
-          currencyCode: e.currencyCode.code,
-          currencyName: e.currencyCode.value,
-          eligibilityStatus: e.eligibilityStatus,
-        })),
-      );
+      rest.push(...walked.items.map((e) => feedEmployeeFields(e, cycle)));
     }
     const natives = (e: Entity) => ({
       id: e.id,

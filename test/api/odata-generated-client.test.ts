@@ -37,7 +37,7 @@ import type { Employee } from '../../src/modules/employees/schema.js';
 import type { MeritCycle } from '../../src/modules/merit-cycles/schema.js';
 import { FEED_CYCLE, FEEDCO, feedDataSet } from '../fixtures/feed-data-sets.js';
 import { employeesPath, MERIT_CYCLES, ratesPath, walkPages } from '../helpers/api-expectations.js';
-import { FEED } from '../helpers/feed.js';
+import { FEED, feedEmployeeFields } from '../helpers/feed.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -276,15 +276,7 @@ describe('the OData feed read by a client odata2ts generated from its $metadata'
         const part = (name: string) =>
           (column('employee') as Record<string, string> | undefined)?.[name] ?? null;
         rest.push({
-          id: e.id,
-          meritCycleId: cycle,
-          email: e.email,
-          firstName: e.firstName,
-          lastName: e.lastName,
-          preferredName: e.preferredName,
-          currencyCode: e.currencyCode.code,
-          currencyName: e.currencyCode.value,
-          eligibilityStatus: e.eligibilityStatus,
+          ...feedEmployeeFields(e, cycle),
           basePay: amount(column('basePay')),
           bonus__: column('bonus %') == null ? null : Number(column('bonus %')),
           compaRatio: column('compaRatio') == null ? null : Number(column('compaRatio')),

@@ -1,6 +1,7 @@
 // Requests to the OData feed over real HTTP, with the key as x-api-key or Basic password.
 import { afterAll, beforeAll } from 'vitest';
 import type { DataSetInput } from '../../src/import/schema.js';
+import type { Employee } from '../../src/modules/employees/schema.js';
 import { startTestServer, type TestServer } from './server.js';
 
 export const FEED = '/odata/v4';
@@ -80,3 +81,16 @@ export function feedTestServer(dataSets: () => DataSetInput[], org: string) {
       feed(state.server as TestServer, path, { key: state.key, ...(headers && { headers }) }),
   };
 }
+
+/** An employee as REST serves it, as the feed's Employee entity has its own fields. */
+export const feedEmployeeFields = (employee: Employee, meritCycleId: string) => ({
+  id: employee.id,
+  meritCycleId,
+  email: employee.email,
+  firstName: employee.firstName,
+  lastName: employee.lastName,
+  preferredName: employee.preferredName,
+  currencyCode: employee.currencyCode.code,
+  currencyName: employee.currencyCode.value,
+  eligibilityStatus: employee.eligibilityStatus,
+});
