@@ -13,7 +13,12 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { CompiledQuery, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import type pgCopyStreams from 'pg-copy-streams';
+
+// Loaded when first used, as connect.ts loads `pg`: a process on SQLite (each `compplan
+// import` of a file) loads neither.
+const load = createRequire(import.meta.url);
+const copyTo = (text: string) => (load('pg-copy-streams') as typeof pgCopyStreams).to(text);
 
 /** Runs a COPY … TO STDOUT on the reader's connection and resolves with all it sent. */
 export type CopyOut = (text: string) => Promise<Buffer>;
@@ -43,10 +48,9 @@ export function copyOutOf(client: PostgresPoolClient): CopyOut {
     });
 }
 
-const { escapeLiteral } = createRequire(import.meta.url)('pg') as typeof pg;
-
 /** The statement's text with its parameters ($1, $2, …) written in as literals. */
 export function inlined({ sql, parameters }: CompiledQuery): string {
+  const { escapeLiteral } = load('pg') as typeof pg;
   return sql.replace(/\$(\d+)/g, (_, index: string) => {
     const value = parameters[Number(index) - 1];
     if (typeof value === 'string') return escapeLiteral(value);
