@@ -11,7 +11,7 @@ import {
   withCharacterChanged,
   withWrongChecksum,
 } from '../helpers/api-expectations.js';
-import { FEED, feed, walk } from '../helpers/feed.js';
+import { FEED, feed, feedEmployeeFields, walk } from '../helpers/feed.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Entity = Record<string, unknown>;
@@ -120,15 +120,7 @@ describe('the OData feed', () => {
             ? null
             : Number(Object.values(value as Record<string, string>)[0]);
         expect(entity).toEqual({
-          id: employee.id,
-          meritCycleId: cycleId,
-          email: employee.email,
-          firstName: employee.firstName,
-          lastName: employee.lastName,
-          preferredName: employee.preferredName,
-          currencyCode: employee.currencyCode.code,
-          currencyName: employee.currencyCode.value,
-          eligibilityStatus: employee.eligibilityStatus,
+          ...feedEmployeeFields(employee, cycleId),
           basePay: amount(columns.basePay?.value),
           bonus__: columns['bonus %'] ? Number(columns['bonus %'].value) : null,
           compaRatio: columns.compaRatio?.value == null ? null : Number(columns.compaRatio.value),
