@@ -6,10 +6,9 @@
 // A member carries its employee's stored text (migration 0018 says why), written again
 // whenever the employee is. A refresh keeps delta sync exact for sliced keys
 // (docs/delta-sync.md, "Slices"): a member carries the newest stamp of what the key saw
-// change — its employee's own stamp, or the
-// stamp of the import that brought it into the slice — and an employee that left the slice
-// (or was removed while in it) leaves a departure with the import's stamp, which the
-// sliced delta reads as `removed`.
+// change — its employee's own stamp, or the stamp of the import that brought it into the
+// slice — and an employee that left the slice (or was removed while in it) leaves a
+// departure with the import's stamp, which the sliced delta reads as `removed`.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Db, Dialect } from '../db/connect.js';
 import type { Database } from '../db/types.js';

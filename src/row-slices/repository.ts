@@ -28,9 +28,10 @@ const SLICE_ID = /^sl_[0-9a-f]{32}$/;
 /**
  * The slice of the definition in the organisation, stored (and its members computed) in
  * the transaction when no key had it before — a transaction of `longDb`, as an import's
- * (api-keys/service.ts): computing the members reads the organisation's employees once. Its id is derived from the definition, so
- * that two transactions making the same slice at once make the same row (the second one
- * waits for the first on the unique key, then finds it).
+ * (api-keys/service.ts): computing the members reads the organisation's employees once.
+ * Its id is derived from the definition, so that two transactions making the same slice
+ * at once make the same row (the second one waits for the first on the unique key, then
+ * finds it).
  */
 export async function sliceFor(
   trx: Tx,

@@ -12,19 +12,14 @@
 // in nextChunk: read and hand over until the writer holds `ahead` chunks (or the cycle is
 // read whole), then await the oldest one's bytes and push them.
 //
-// On PostgreSQL the texts come through COPY (copyEmployeeTexts), and the statement of the
+// On PostgreSQL the texts come through COPY (the snapshot's copyOut), and the statement of the
 // next chunk is sent as soon as one chunk has arrived: PostgreSQL reads it while this
 // thread joins, converts and sends the one before. (SQLite's reads run on this thread:
 // there is nothing to overlap them with.)
 import { Readable } from 'node:stream';
 import type { Dialect } from '../../db/connect.js';
 import type { ReadScope } from '../../tenancy/scope.js';
-import {
-  afterLastText,
-  copyEmployeeTexts,
-  type EmployeeTexts,
-  readEmployeeTexts,
-} from '../employees/repository.js';
+import { afterLastText, readEmployeeTexts } from '../employees/repository.js';
 import type { EmployeeAfter } from '../employees/schema.js';
 import type { ChunkWriter } from './formats.js';
 import type { Snapshot } from './snapshot.js';
@@ -123,16 +118,15 @@ export class EmployeeDownload extends Readable {
   private async readNext(): Promise<Read | undefined> {
     const { snapshot, dialect, scope, meritCycleId } = this.source;
     const limit = this.chunkEmployees;
-    const found: EmployeeTexts | undefined = snapshot.copyOut
-      ? await copyEmployeeTexts(
-          snapshot.db,
-          snapshot.copyOut,
-          scope,
-          meritCycleId,
-          this.after,
-          limit,
-        )
-      : await readEmployeeTexts(snapshot.db, dialect, scope, meritCycleId, this.after, limit);
+    const found = await readEmployeeTexts(
+      snapshot.db,
+      dialect,
+      scope,
+      meritCycleId,
+      this.after,
+      limit,
+      snapshot.copyOut,
+    );
     const count = found?.count ?? 0;
     if (count < limit) this.finished = true;
     else if (found) {

@@ -48,7 +48,9 @@ export interface EmployeeTexts {
  * - PostgreSQL sends them as rows, joined here: its ordered aggregate sorts the rows again
  *   (PostgreSQL 15 does not see that they come sorted), which made a bulk download's
  *   chunk of 1,000 employees 1.7 times as slow to read as the same rows sent as they are.
- *   A bulk download reads them through COPY instead (copyEmployeeTexts).
+ *   Given `copyOut` (a bulk download's snapshot), the same statement goes through COPY
+ *   (db/postgres-copy.ts): a million texts arrive as PostgreSQL's bytes and are joined as
+ *   bytes, never becoming JavaScript strings.
  */
 export async function readEmployeeTexts(
   db: Db,
@@ -57,8 +59,16 @@ export async function readEmployeeTexts(
   meritCycleId: string,
   after: EmployeeAfter | undefined,
   limit: number,
+  copyOut?: CopyOut,
 ): Promise<EmployeeTexts | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
+  if (dialect === 'postgres' && copyOut) {
+    const statement = inlined(postgresTexts(scope, meritCycleId, after, limit).compile(db));
+    const bodies = firstColumnOf(await copyOut(`copy (${statement}) to stdout (format binary)`));
+    if (bodies.length === 0) return undefined;
+    if (bodies[0] === null) return { texts: Buffer.alloc(0), count: 0 };
+    return { texts: joinedBytes(bodies as Buffer[], TEXT_SEPARATOR), count: bodies.length };
+  }
   if (dialect === 'postgres') {
     const { rows } = await postgresTexts(scope, meritCycleId, after, limit).execute(db);
     if (rows.length === 0) return undefined;
@@ -109,27 +119,6 @@ function employeesInOrder(
   return sql`
     select e.body, e.last_name, e.first_name, e.id ${readable.from}${from}
     order by ${order} limit ${limit}`;
-}
-
-/**
- * readEmployeeTexts on PostgreSQL for a bulk download: the same statement through COPY on
- * the download's snapshot (db/postgres-copy.ts), so that a million texts arrive as
- * PostgreSQL's bytes and are joined as bytes, never becoming JavaScript strings.
- */
-export async function copyEmployeeTexts(
-  db: Db,
-  copyOut: CopyOut,
-  scope: ReadScope,
-  meritCycleId: string,
-  after: EmployeeAfter | undefined,
-  limit: number,
-): Promise<EmployeeTexts | undefined> {
-  if (!isId('mc', meritCycleId)) return undefined;
-  const statement = inlined(postgresTexts(scope, meritCycleId, after, limit).compile(db));
-  const bodies = firstColumnOf(await copyOut(`copy (${statement}) to stdout (format binary)`));
-  if (bodies.length === 0) return undefined;
-  if (bodies[0] === null) return { texts: Buffer.alloc(0), count: 0 };
-  return { texts: joinedBytes(bodies as Buffer[], TEXT_SEPARATOR), count: bodies.length };
 }
 
 /** `parts` one after the other, `separator` between each two. */
