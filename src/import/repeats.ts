@@ -66,9 +66,9 @@ export async function checkRepeats(
 
 /**
  * Staged employees that repeat an earlier one (in file order) within `group`: one more
- * than the problems keep (more than a report shows), and how many there are. A grouping first asks whether
- * there is any at all: it costs a fraction of the window query, and almost every import
- * has none.
+ * than the problems keep (more than a report shows), and how many there are. A grouping
+ * first asks whether there is any at all: it costs a fraction of the window query, and
+ * almost every import has none.
  */
 async function staged(
   trx: Tx,
