@@ -5,6 +5,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { DatabaseHandle, Db } from '../db/connect.js';
 import type { AuditEntriesTable } from '../db/types.js';
 import { toIso } from '../db/values.js';
+import { inWriteTransaction } from '../db/write-transaction.js';
 import { columnNeedle, columnsOfText } from './columns-served.js';
 import type { ActionEntry, AuditAction, AuditEntry, RequestEntry } from './entry.js';
 
@@ -201,14 +202,15 @@ export async function recordAction(db: Db, entry: ActionEntry): Promise<void> {
 /**
  * Runs a management action and records it in one transaction: both commit, or neither.
  * `entryOf` says what to record of the action's result; undefined records nothing (an
- * action that turned out to change nothing, such as revoking a revoked key).
+ * action that turned out to change nothing, such as revoking a revoked key). A write
+ * transaction from its start (db/write-transaction.ts): actions read, then write.
  */
 export function withRecordedAction<T>(
   db: Db,
   action: (trx: Db) => Promise<T>,
   entryOf: (result: T) => ActionEntry | undefined,
 ): Promise<T> {
-  return db.transaction().execute(async (trx) => {
+  return inWriteTransaction(db, async (trx) => {
     const result = await action(trx);
     const entry = entryOf(result);
     if (entry) await recordAction(trx, entry);

@@ -1,0 +1,23 @@
+// A transaction that reads and then writes. On SQLite it takes the write lock at its start
+// (BEGIN IMMEDIATE): a deferred transaction reads from a snapshot, and when another
+// connection (another `compplan` process, another instance) commits before it writes, its
+// write fails at once with SQLITE_BUSY_SNAPSHOT instead of waiting its turn; so did two
+// `keys create` of new slices made side by side. Taken at the start, the lock is waited
+// for (busy_timeout) like any other. On PostgreSQL an ordinary transaction.
+import { sql } from 'kysely';
+import { type Db, dialectOf } from './connect.js';
+
+export function inWriteTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  if (dialectOf(db) === 'postgres') return db.transaction().execute(work);
+  return db.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    try {
+      const result = await work(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+  });
+}
