@@ -20,6 +20,7 @@ import { hiddenColumnTypes } from './migrations/0016-hidden-column-types.js';
 import { uploadSlots } from './migrations/0017-upload-slots.js';
 import { rowSlices } from './migrations/0018-row-slices.js';
 import { uploadProblems } from './migrations/0019-upload-problems.js';
+import { flatLines } from './migrations/0020-flat-lines.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -42,6 +43,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0017-upload-slots': uploadSlots(dialect),
     '0018-row-slices': rowSlices(dialect),
     '0019-upload-problems': uploadProblems(),
+    '0020-flat-lines': flatLines(),
   };
 }
 

@@ -97,6 +97,12 @@ export interface MeritCycleEmployeesTable {
   change_seq: ChangeStamp;
   /** The manager's email, lower case, from the organisation's manager column (0018). */
   manager_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The employee's line of the flat CSV, and the key of the layout it was written against
+   * (migration 0020, src/export/flat-line.ts); null when it keeps none.
+   */
+  flat_key: ColumnType<string | null, string | null | undefined, string | null>;
+  flat_line: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The column schema of a merit cycle, kept by the import (migration 0013). */
@@ -276,6 +282,9 @@ export interface RowSliceMembersTable {
   change_seq: ChangeStamp;
   /** The employee's stored JSON text, as merit_cycle_employees.body. */
   body: string;
+  /** Its flat CSV line and the line's key, as merit_cycle_employees has them. */
+  flat_key: ColumnType<string | null, string | null | undefined, string | null>;
+  flat_line: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** An employee that left a slice (or was removed while in it), remembered like a removal. */

@@ -5,6 +5,7 @@
 // (intake-worker.ts) while the import's own thread writes the batches.
 import { noteColumns, type SeenColumn } from '../columns/schema.js';
 import type { Dialect } from '../db/connect.js';
+import { FlatLineWriter, type StoredFlatLine } from '../export/flat-line.js';
 import { newId } from '../ids.js';
 import {
   fileProblem,
@@ -85,6 +86,7 @@ export async function takeRecords(
     cycles: [],
   };
   const batch: StagedRow[] = [];
+  const flatLines = new FlatLineWriter();
   let seq = 0;
   const refuse = (issues: Problem[], state?: CycleState) => {
     outcome.recordProblems++;
@@ -139,7 +141,11 @@ export async function takeRecords(
       // After a record's problem, rows are still staged for the repeats to be found, but
       // without the columns only a write would need.
       if (outcome.shapeProblemCount > 0) continue;
-      batch.push(stagedRow(result.data, seq++, record, outcome.recordProblems === 0));
+      // The rows of a file with a problem are never written: they need no line.
+      const full = outcome.recordProblems === 0;
+      const currency = state.cycle?.currency;
+      const flatLine = full && currency ? flatLines.lineOf(result.data, currency) : null;
+      batch.push(stagedRow(result.data, seq++, record, full, flatLine));
       if (batch.length >= BATCH_ROWS) await stage(toBatch(dialect, batch.splice(0)));
     }
   }
@@ -157,12 +163,16 @@ function cycleState(cycles: CycleState[], index: number): CycleState {
   return cycles[index];
 }
 
-/** An employee as a staging row; null columns for a row staged only for the checks. */
+/**
+ * An employee as a staging row; null columns for a row staged only for the checks.
+ * `flatLine`: its flat CSV line, if it keeps one (export/flat-line.ts).
+ */
 function stagedRow(
   employee: ImportEmployee,
   seq: number,
   record: Extract<ImportRecord, { kind: 'employee' }>,
   full: boolean,
+  flatLine: StoredFlatLine | null,
 ): StagedRow {
   return {
     seq,
@@ -179,6 +189,8 @@ function stagedRow(
     currency_code: full ? employee.currencyCode.code : null,
     currency_name: full ? employee.currencyCode.value : null,
     eligibility_status: full ? employee.eligibilityStatus : null,
+    flat_key: flatLine?.key ?? null,
+    flat_tail: flatLine?.tail ?? null,
     body_tail: full ? storedBodyTail(employee) : null,
   };
 }

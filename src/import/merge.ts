@@ -295,12 +295,14 @@ async function mergeEmployees(
   // The change's next stamps, one a row, in the order the rows are written.
   const stamps = (order: string) =>
     sql.raw(`${change.nextStamp - 1} + row_number() over (order by ${order})`);
+  // The flat line's ids go in front of its tail (null without one: `||` keeps the null).
   const insert = (id: string, order: string, from: RawBuilder<unknown>) =>
     run(sql`insert into merit_cycle_employees
-        (id, organization_id, merit_cycle_id, change_seq, ${sql.raw(COPIED)}, body)
+        (id, organization_id, merit_cycle_id, change_seq, ${sql.raw(COPIED)}, body, flat_key, flat_line)
       select ${sql.raw(id)}, ${text(organizationId)}, ${text(meritCycleId)}, ${stamps(order)},
              ${sql.raw(COPIED.replace(/\w+/g, 's.$&'))},
-             ${sql.raw(storedBodySql(id, 's.body_tail'))}
+             ${sql.raw(storedBodySql(id, 's.body_tail'))}, s.flat_key,
+             ${sql.raw(id)} || ',' || ${text(meritCycleId)} || ',' || s.flat_tail
         ${from} order by ${sql.raw(order)}`);
 
   // An id the file gives that a stored employee of another cycle has: never moved.

@@ -12,7 +12,7 @@ type Tx = Kysely<Database>;
 export const STAGING = 'compplan_import_employees';
 export const MATCHES = 'compplan_import_matches';
 
-// Rows per staging insert, on both databases. SQLite: one multi-row INSERT (15 values a
+// Rows per staging insert, on both databases. SQLite: one multi-row INSERT (17 values a
 // row, well under its 32,766 bound parameters). PostgreSQL: one INSERT … SELECT of two
 // parameters (StagedBatch), about 450,000 characters; with the intake in its own thread,
 // batches of 500 kept both sides busier than 2,000 did (docs/benchmarks.md).
@@ -21,8 +21,9 @@ export const BATCH_ROWS = 500;
 // The staging table's columns, in the order a batch sends them: an employee's position in
 // the file (the first four, integers), the id the file gives (if any) and the one it is
 // created with when it matches no stored employee, then what a write needs — null for a row
-// staged after a problem was found, which only the checks read — `body_tail` last (the
-// text after the id, stored-body.ts; a PostgreSQL batch sends those apart).
+// staged after a problem was found, which only the checks read: its flat CSV line's key
+// and text after the ids (export/flat-line.ts), and `body_tail` last (the text after the
+// id, stored-body.ts; a PostgreSQL batch sends those apart).
 const STAGED = [
   'seq',
   'cycle_index',
@@ -38,6 +39,8 @@ const STAGED = [
   'currency_code',
   'currency_name',
   'eligibility_status',
+  'flat_key',
+  'flat_tail',
   'body_tail',
 ] as const;
 export type StagedRow = Record<(typeof STAGED)[number], string | number | null>;

@@ -125,8 +125,9 @@ export async function fillSlice(trx: Tx, dialect: Dialect, slice: StoredSlice): 
     .execute();
   for (const { id: cycle } of cycles) {
     await sql`insert into row_slice_members
-        (slice_id, merit_cycle_id, last_name, first_name, id, change_seq, body)
-      select ${slice.id}, e.merit_cycle_id, e.last_name, e.first_name, e.id, e.change_seq, e.body
+        (slice_id, merit_cycle_id, last_name, first_name, id, change_seq, body, flat_key, flat_line)
+      select ${slice.id}, e.merit_cycle_id, e.last_name, e.first_name, e.id, e.change_seq, e.body,
+             e.flat_key, e.flat_line
         from merit_cycle_employees e
        where e.organization_id = ${slice.organizationId} and e.merit_cycle_id = ${cycle}
          and ${inSliceSql(dialect, slice.definition, cycle)}`.execute(trx);
@@ -182,9 +183,10 @@ export async function refreshSlice(
       select 1 from ${sql.table(NOW)} n where n.employee_id = row_slice_members.id
         and n.last_name = row_slice_members.last_name and n.first_name = row_slice_members.first_name)`);
   const entered = await run(sql`insert into row_slice_members
-      (slice_id, merit_cycle_id, last_name, first_name, id, change_seq, body)
+      (slice_id, merit_cycle_id, last_name, first_name, id, change_seq, body, flat_key, flat_line)
     select ${slice.id}, ${meritCycleId}, n.last_name, n.first_name, n.employee_id,
-           case when n.change_seq > ${stamp} then n.change_seq else ${stamp} end, e.body
+           case when n.change_seq > ${stamp} then n.change_seq else ${stamp} end, e.body,
+           e.flat_key, e.flat_line
       from ${sql.table(NOW)} n join merit_cycle_employees e on e.id = n.employee_id
      where not exists (select 1 from row_slice_members m where m.slice_id = ${slice.id}
        and m.merit_cycle_id = ${meritCycleId} and m.id = n.employee_id)`);
@@ -193,7 +195,8 @@ export async function refreshSlice(
     and employee_id in (select employee_id from ${sql.table(NOW)})`);
   // Changed in this import and still in the slice.
   await run(sql`update row_slice_members set change_seq = n.change_seq,
-      body = (select e.body from merit_cycle_employees e where e.id = n.employee_id)
+      (body, flat_key, flat_line) = (select e.body, e.flat_key, e.flat_line
+        from merit_cycle_employees e where e.id = n.employee_id)
       from ${sql.table(NOW)} n
      where row_slice_members.slice_id = ${slice.id}
        and row_slice_members.merit_cycle_id = ${meritCycleId}

@@ -43,10 +43,12 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       before = await apiSnapshot(server, await server.createKey(ACME, 'before'));
       expect(await employeeColumns(server)).not.toContain('columns');
       // Without their change stamps: going below 0010 ends change tracking, and coming
-      // back starts it again from 0 (a token from before then gets 410).
+      // back starts it again from 0 (a token from before then gets 410). Without their flat
+      // lines: going below 0020 drops them, and employees stored before have none (their
+      // flat CSV is made from their JSON text).
       const unstamped = (rows: unknown[] | undefined) =>
         (rows as Record<string, unknown>[] | undefined)?.map(
-          ({ change_seq: _stamp, ...row }) => row,
+          ({ change_seq: _stamp, flat_key: _key, flat_line: _line, ...row }) => row,
         );
       const employeesBefore = unstamped(
         (await dumpTables(server.database.db)).merit_cycle_employees,
@@ -55,6 +57,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
       const down = await migratorOf(server.database).migrateTo('0003-covering-page-index');
       expect(down.error).toBeUndefined();
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0020-flat-lines', 'Down', 'Success'],
         ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
@@ -96,6 +99,7 @@ describe('migrations 0004–0006 down and up again, on a database with data', ()
         '0017-upload-slots',
         '0018-row-slices',
         '0019-upload-problems',
+        '0020-flat-lines',
       ]);
       expect(await employeeColumns(server)).not.toContain('columns');
       expect(unstamped((await dumpTables(server.database.db)).merit_cycle_employees)).toStrictEqual(
@@ -246,6 +250,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
 
     const down = await migratorOf(server.database).migrateTo('0004-columns-only-in-body');
     expect(down.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['0020-flat-lines', 'Success'],
       ['0019-upload-problems', 'Success'],
       ['0018-row-slices', 'Success'],
       ['0017-upload-slots', 'Success'],
@@ -282,6 +287,7 @@ describe('one foreign key from an employee to its cycle and organisation (0005; 
       '0017-upload-slots',
       '0018-row-slices',
       '0019-upload-problems',
+      '0020-flat-lines',
     ]);
     expect(await foreignKeys()).toHaveLength(1);
   });
@@ -313,6 +319,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
 
       const down = await migratorOf(server.database).migrateTo('0008-web-forms');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0020-flat-lines', 'Down', 'Success'],
         ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
@@ -343,6 +350,7 @@ describe('migration 0009 down and up again, with keys in use', () => {
         '0017-upload-slots',
         '0018-row-slices',
         '0019-upload-problems',
+        '0020-flat-lines',
       ]);
       expect(await apiKeyColumns()).toEqual(expect.arrayContaining(added));
       const before = await readKeysRevision(db);
@@ -378,6 +386,7 @@ describe('migration 0012 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0011-webhooks');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0020-flat-lines', 'Down', 'Success'],
         ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
@@ -402,6 +411,7 @@ describe('migration 0012 down and up again', () => {
         '0017-upload-slots',
         '0018-row-slices',
         '0019-upload-problems',
+        '0020-flat-lines',
       ]);
       expect(await apiKeyColumns()).toContain('allowed_addresses');
       revision = await readKeysRevision(db);
@@ -429,6 +439,7 @@ describe('migration 0016 down and up again', () => {
 
       const down = await migratorOf(server.database).migrateTo('0015-audit-columns-served');
       expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+        ['0020-flat-lines', 'Down', 'Success'],
         ['0019-upload-problems', 'Down', 'Success'],
         ['0018-row-slices', 'Down', 'Success'],
         ['0017-upload-slots', 'Down', 'Success'],
@@ -446,6 +457,7 @@ describe('migration 0016 down and up again', () => {
         '0017-upload-slots',
         '0018-row-slices',
         '0019-upload-problems',
+        '0020-flat-lines',
       ]);
       revision = await readKeysRevision(db);
       await sql`update api_keys set hidden_column_types = '["currency"]' where name = 'typed'`.execute(
@@ -491,6 +503,7 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
         const { db } = server.database;
         const down = await migratorOf(server.database).migrateTo('0012-audit-log');
         expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([
+          ['0020-flat-lines', 'Down', 'Success'],
           ['0019-upload-problems', 'Down', 'Success'],
           ['0018-row-slices', 'Down', 'Success'],
           ['0017-upload-slots', 'Down', 'Success'],
@@ -533,12 +546,17 @@ describe('migration 0013: the column schema of cycles stored before it', () => {
           '0017-upload-slots',
           '0018-row-slices',
           '0019-upload-problems',
+          '0020-flat-lines',
         ]);
-        // As they were, with 0018's manager email beside them (none: no manager column).
+        // As they were, with 0018's manager email beside them (none: no manager column) and
+        // 0020's flat line (none: stored before it).
         expect(
           (await employees('after')).map((row) => {
-            const { manager_key, ...employee } = row as Record<string, unknown>;
-            expect(manager_key).toBeNull();
+            const { manager_key, flat_key, flat_line, ...employee } = row as Record<
+              string,
+              unknown
+            >;
+            expect([manager_key, flat_key, flat_line]).toEqual([null, null, null]);
             return employee;
           }),
         ).toEqual(employeesBefore);

@@ -1,9 +1,9 @@
-// The flat row of a bulk download (src/modules/bulk/flat.ts) where the API tests do not
+// The flat row of a bulk download (src/export/flat-row.ts) where the API tests do not
 // reach: a column whose own property name is `currency` keeps it (the cycle's currency
 // column gives way, `currency_2`), and a stored decimal with leading zeros is a valid JSON
 // number in the flat NDJSON, the same digits otherwise, while CSV keeps it as stored.
 import { describe, expect, it } from 'vitest';
-import { flatLayout, flatRowWriter } from '../../src/modules/bulk/flat.js';
+import { flatLayout, flatRowWriter } from '../../src/export/flat-row.js';
 import type { Employee } from '../../src/modules/employees/schema.js';
 
 const CYCLE = {

@@ -77,6 +77,7 @@ describe('Settings → Data', () => {
       '0017-upload-slots',
       '0018-row-slices',
       '0019-upload-problems',
+      '0020-flat-lines',
     ]);
     const text = textOf((await client.get(DATA)).body);
     expect(text).toContain('2026 Annual Merit');

@@ -13,10 +13,10 @@ import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
 import { employeeRowWriter } from '../../export/csv.js';
+import { type FlatLayout, flatRowWriter } from '../../export/flat-row.js';
 import { answerCalls, startModuleThread, ThreadCalls } from '../../threads/module-thread.js';
 import { removeColumns } from '../employees/hidden-columns.js';
 import type { Employee } from '../employees/schema.js';
-import { type FlatLayout, flatRowWriter } from './flat.js';
 
 const MARK = 'compplan bulk csv';
 
@@ -37,7 +37,7 @@ const BLOCK_CHARACTERS = 64 * 1024;
 /**
  * How each employee is written: `nested` CSV, the export's layout under `header` (its last
  * column columns.other) without the key's `hidden` columns; `flat`, the flat row of
- * `layout` (flat.ts) as CSV or NDJSON.
+ * `layout` (export/flat-row.ts) as CSV or NDJSON.
  */
 export type RowForm =
   | { shape: 'nested'; header: readonly string[]; hidden: HiddenColumns }
@@ -61,9 +61,13 @@ function rowWriter(rows: RowForm): (employee: Employee) => string {
   return hidesNothing(hidden) ? rowOf : (employee) => rowOf(removeColumns(employee, hidden));
 }
 
+const OPENING_BRACE = 0x7b;
+
 /**
  * The rows of a chunk of stored employee texts, each employee written as `rows` says: the
- * export's CSV layout without the hidden columns (employeeRowWriter), or the flat row.
+ * export's CSV layout without the hidden columns (employeeRowWriter), or the flat row. A
+ * text that is not JSON (it does not begin with `{`) is a flat CSV line as the import
+ * stored it (export/flat-line.ts), read only for the flat CSV: its bytes go out as they are.
  */
 export function csvOfTexts({ texts, separator, rows }: CsvChunk): Buffer {
   const rowOf = rowWriter(rows);
@@ -72,11 +76,16 @@ export function csvOfTexts({ texts, separator, rows }: CsvChunk): Buffer {
   for (let start = 0; start <= texts.length; ) {
     const found = texts.indexOf(separator, start);
     const end = found === -1 ? texts.length : found;
-    const employee = JSON.parse(texts.toString('utf8', start, end)) as Employee;
-    text += rowOf(employee);
-    if (text.length > BLOCK_CHARACTERS) {
-      blocks.push(Buffer.from(text));
+    if (texts[start] !== OPENING_BRACE) {
+      if (text !== '') blocks.push(Buffer.from(text));
       text = '';
+      blocks.push(texts.subarray(start, end));
+    } else {
+      text += rowOf(JSON.parse(texts.toString('utf8', start, end)) as Employee);
+      if (text.length > BLOCK_CHARACTERS) {
+        blocks.push(Buffer.from(text));
+        text = '';
+      }
     }
     start = end + 1;
   }

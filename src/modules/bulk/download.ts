@@ -37,6 +37,11 @@ export interface DownloadSource {
   scope: ReadScope;
   meritCycleId: string;
   writer: ChunkWriter;
+  /**
+   * The flat CSV: the key of the layout whose stored lines the writer takes as they are
+   * (readEmployeeTexts).
+   */
+  flatKey?: string;
   /** Told how many employees each chunk read (the download metrics). */
   onRows?: (count: number) => void;
   /** Told how many employees each chunk handed to the response holds (the audit log). */
@@ -116,7 +121,7 @@ export class EmployeeDownload extends Readable {
 
   /** Reads the chunk after the last one read; one at a time, in order. */
   private async readNext(): Promise<Read | undefined> {
-    const { snapshot, dialect, scope, meritCycleId } = this.source;
+    const { snapshot, dialect, scope, meritCycleId, flatKey } = this.source;
     const limit = this.chunkEmployees;
     const found = await readEmployeeTexts(
       snapshot.db,
@@ -125,7 +130,7 @@ export class EmployeeDownload extends Readable {
       meritCycleId,
       this.after,
       limit,
-      snapshot.copyOut,
+      { copyOut: snapshot.copyOut, flatKey },
     );
     const count = found?.count ?? 0;
     if (count < limit) this.finished = true;

@@ -3,8 +3,9 @@
 // - NDJSON, `shape=nested` (its default): one employee a line, exactly the object the list
 //   serves: the stored text as it is, or without the key's hidden columns
 //   (hidden-columns.ts).
-// - NDJSON, `shape=flat`: one flat object a line, the properties of flat.ts.
-// - CSV, `shape=flat` (its default): the flat row of flat.ts as CSV, for analysts.
+// - NDJSON, `shape=flat`: one flat object a line, the properties of export/flat-row.ts.
+// - CSV, `shape=flat` (its default): the flat row of export/flat-row.ts as CSV, for
+//   analysts; an employee's line as the import stored it when it fits (export/flat-line.ts).
 // - CSV, `shape=nested`: the export's layout (src/export/csv.ts), what `compplan export`
 //   writes and the CSV import reads back: its header from the cycle's column schema, each
 //   employee flattened to dotted names.
@@ -14,10 +15,10 @@
 import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
 import type { ColumnDescription } from '../../columns/schema.js';
 import { columnsHeader, csvRow, EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../../export/csv.js';
+import { type FlatLayout, flatHeader } from '../../export/flat-row.js';
 import { withoutColumnsOf } from '../employees/hidden-columns.js';
 import { TEXT_SEPARATOR } from '../employees/repository.js';
 import type { CsvWorkers } from './csv-worker.js';
-import { type FlatLayout, flatHeader } from './flat.js';
 
 export const BULK_FORMATS = ['ndjson', 'csv'] as const;
 export type BulkFormat = (typeof BULK_FORMATS)[number];
@@ -75,7 +76,7 @@ export function ndjsonWriter(hidden: HiddenColumns): ChunkWriter {
 }
 
 /**
- * The flat row (flat.ts) as CSV under its header, or as NDJSON; made in a worker thread
+ * The flat row (export/flat-row.ts) as CSV under its header, or as NDJSON; made in a worker thread
  * (csv-worker.ts) while the next chunk is read.
  */
 export function flatWriter(

@@ -15,6 +15,8 @@ import {
 } from '../../columns/repository.js';
 import type { Db } from '../../db/connect.js';
 import { notFound } from '../../errors.js';
+import { flatLineKey } from '../../export/flat-line.js';
+import { type FlatLayout, flatLayout } from '../../export/flat-row.js';
 import { readScopeOf } from '../../http/authentication.js';
 import { etagOf, matchesIfNoneMatch } from '../../http/etag.js';
 import { sendTooManyRequests } from '../../http/rate-limit.js';
@@ -25,7 +27,6 @@ import { Employee, EmployeesParams } from '../employees/schema.js';
 import { MERIT_CYCLES_PATH } from '../merit-cycles/routes.js';
 import { CsvWorkers } from './csv-worker.js';
 import { EmployeeDownload } from './download.js';
-import { type FlatLayout, flatLayout } from './flat.js';
 import {
   BULK_FORMATS,
   BULK_SHAPES,
@@ -179,6 +180,9 @@ export const bulkRoutes: FastifyPluginAsyncZod = async (app) => {
           scope,
           meritCycleId,
           writer,
+          // The flat CSV sends each employee's line as the import stored it when it was
+          // written for this layout (export/flat-line.ts).
+          flatKey: flat && format === 'csv' ? flatLineKey(flat) : undefined,
           onRows: (count) => rowsRead.inc(count),
           // The audit log's count: what was handed to the response, recorded when it
           // closes (src/http/pipeline.ts), also when the client left part-way.

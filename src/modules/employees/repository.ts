@@ -1,11 +1,12 @@
 // Merit cycle employee reads. Rows carry the employee's API JSON (stored-body.ts),
 // so a page is read and sent without building an object per employee: its texts are
 // joined as they are (by SQLite itself) and go to the socket as bytes.
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { hidesNothing } from '../../columns/hidden.js';
 import { hiddenColumnsFor } from '../../columns/repository.js';
 import type { Db, Dialect } from '../../db/connect.js';
 import { type CopyOut, firstColumnOf, inlined } from '../../db/postgres-copy.js';
+import { listPositionOfLine } from '../../export/flat-line.js';
 import { isId } from '../../ids.js';
 import type { PageRequest } from '../../pagination/page.js';
 import { inCycleScope } from '../../tenancy/cycles.js';
@@ -51,6 +52,8 @@ export interface EmployeeTexts {
  *   Given `copyOut` (a bulk download's snapshot), the same statement goes through COPY
  *   (db/postgres-copy.ts): a million texts arrive as PostgreSQL's bytes and are joined as
  *   bytes, never becoming JavaScript strings.
+ * Given `flatKey` (a download of the flat CSV), an employee whose stored flat line has that
+ * key comes as its line instead (export/flat-line.ts): a text that does not begin with `{`.
  */
 export async function readEmployeeTexts(
   db: Db,
@@ -59,18 +62,22 @@ export async function readEmployeeTexts(
   meritCycleId: string,
   after: EmployeeAfter | undefined,
   limit: number,
-  copyOut?: CopyOut,
+  { copyOut, flatKey }: { copyOut?: CopyOut; flatKey?: string } = {},
 ): Promise<EmployeeTexts | undefined> {
   if (!isId('mc', meritCycleId)) return undefined;
+  const text = flatKey
+    ? sql`case when e.flat_key = ${flatKey} then e.flat_line else e.body end`
+    : sql`e.body`;
+  const page = employeesInOrder(scope, meritCycleId, after, limit, text);
   if (dialect === 'postgres' && copyOut) {
-    const statement = inlined(postgresTexts(scope, meritCycleId, after, limit).compile(db));
+    const statement = inlined(postgresTexts(scope, meritCycleId, page).compile(db));
     const bodies = firstColumnOf(await copyOut(`copy (${statement}) to stdout (format binary)`));
     if (bodies.length === 0) return undefined;
     if (bodies[0] === null) return { texts: Buffer.alloc(0), count: 0 };
     return { texts: joinedBytes(bodies as Buffer[], TEXT_SEPARATOR), count: bodies.length };
   }
   if (dialect === 'postgres') {
-    const { rows } = await postgresTexts(scope, meritCycleId, after, limit).execute(db);
+    const { rows } = await postgresTexts(scope, meritCycleId, page).execute(db);
     if (rows.length === 0) return undefined;
     const bodies = rows[0]?.body === null ? [] : rows.map((row) => row.body);
     return { texts: Buffer.from(bodies.join(SEPARATOR)), count: bodies.length };
@@ -83,7 +90,7 @@ export async function readEmployeeTexts(
         select 1 from merit_cycles
         where organization_id = ${scope.organizationId} and id = ${meritCycleId}${inCycleScope(scope, sql`id`)}
       ) as found, count(*) as count, cast(group_concat(body, char(30)) as blob) as bodies
-    from (${employeesInOrder(scope, meritCycleId, after, limit)}) as page`.execute(db);
+    from (${page}) as page`.execute(db);
   const row = rows[0];
   if (!row?.found) return undefined;
   return { texts: row.bodies ?? Buffer.alloc(0), count: Number(row.count) };
@@ -93,23 +100,19 @@ export async function readEmployeeTexts(
  * readEmployeeTexts's statement on PostgreSQL, a row a text: no row when the scope may not
  * read the cycle; one row with a null body when it has no employees (after `after`).
  */
-function postgresTexts(
-  scope: ReadScope,
-  meritCycleId: string,
-  after: EmployeeAfter | undefined,
-  limit: number,
-) {
+function postgresTexts(scope: ReadScope, meritCycleId: string, page: RawBuilder<unknown>) {
   return sql<{ body: string | null }>`
-    select page.body from merit_cycles c left join lateral (${employeesInOrder(scope, meritCycleId, after, limit)}) as page on true
+    select page.body from merit_cycles c left join lateral (${page}) as page on true
     where c.organization_id = ${scope.organizationId} and c.id = ${meritCycleId}${inCycleScope(scope, sql`c.id`)}`;
 }
 
-/** Up to `limit` of the cycle's readable employees after `after`, in list order. */
+/** Up to `limit` of the cycle's readable employees after `after`, in list order, `text` as body. */
 function employeesInOrder(
   scope: ReadScope,
   meritCycleId: string,
   after: EmployeeAfter | undefined,
   limit: number,
+  text: RawBuilder<unknown>,
 ) {
   // A row-value comparison is one range scan of the (…, last_name, first_name, id) key:
   // the employee table's, or a sliced key's members' (tenancy/rows.ts).
@@ -117,7 +120,7 @@ function employeesInOrder(
   const order = sql`${readable.lastName}, ${readable.firstName}, ${readable.id}`;
   const from = after ? sql` and (${order}) > (${after[0]}, ${after[1]}, ${after[2]})` : sql``;
   return sql`
-    select e.body, e.last_name, e.first_name, e.id ${readable.from}${from}
+    select ${text} as body, e.last_name, e.first_name, e.id ${readable.from}${from}
     order by ${order} limit ${limit}`;
 }
 
@@ -134,12 +137,15 @@ function joinedBytes(parts: readonly Buffer[], separator: number): Buffer {
   return joined;
 }
 
-/** The list position of the last of `texts` (an employee's stored text begins after the last separator). */
+/**
+ * The list position of the last of `texts` (an employee's stored text begins after the last
+ * separator): from its JSON, or from its flat line's fields.
+ */
 export function afterLastText(texts: Buffer): EmployeeAfter {
-  const last = JSON.parse(
-    texts.toString('utf8', texts.lastIndexOf(TEXT_SEPARATOR) + 1),
-  ) as Employee;
-  return [last.lastName, last.firstName, last.id];
+  const last = texts.toString('utf8', texts.lastIndexOf(TEXT_SEPARATOR) + 1);
+  if (!last.startsWith('{')) return listPositionOfLine(last);
+  const employee = JSON.parse(last) as Employee;
+  return [employee.lastName, employee.firstName, employee.id];
 }
 
 /**

@@ -3,7 +3,8 @@
 // (columns/properties.ts), written as CSV (the default CSV) or as one JSON object a line
 // (`format=ndjson&shape=flat`). A column only for what the cycle holds: the cycle's column
 // schema, without what the key hides; the cycle's currency once, in a `currency` column
-// before the first amount.
+// before the first amount. The import writes each employee's CSV line with it too, once,
+// when it stores the employee (flat-line.ts).
 import {
   columnValueOf,
   EMPLOYEE_FIELDS,
@@ -12,10 +13,9 @@ import {
   type NamedColumn,
   namedColumns,
   uniqueName,
-} from '../../columns/properties.js';
-import type { CycleColumns } from '../../columns/repository.js';
-import { csvField } from '../../export/csv.js';
-import type { Employee } from '../employees/schema.js';
+} from '../columns/properties.js';
+import type { CycleColumns } from '../columns/repository.js';
+import { csvField, type FlattenableEmployee } from './csv.js';
 
 /** One property of the flat row. */
 export type FlatProperty =
@@ -70,7 +70,7 @@ export const flatHeader = (layout: FlatLayout): string[] =>
 type Value = string | boolean | null;
 
 /** An employee's own field, as the feed serves it. */
-function fieldOf(employee: Employee, field: EmployeeField, meritCycleId: string): Value {
+function fieldOf(employee: FlattenableEmployee, field: EmployeeField, meritCycleId: string): Value {
   switch (field) {
     case 'meritCycleId':
       return meritCycleId;
@@ -99,9 +99,9 @@ const jsonNumberOf = (decimal: string): string =>
 export function flatRowWriter(
   layout: FlatLayout,
   form: 'csv' | 'ndjson',
-): (employee: Employee) => string {
+): (employee: FlattenableEmployee) => string {
   const { meritCycleId, currency } = layout;
-  const getters = layout.properties.map((property): ((employee: Employee) => Value) => {
+  const getters = layout.properties.map((property): ((employee: FlattenableEmployee) => Value) => {
     if (property.source === 'field') {
       const { field } = property;
       return (employee) => fieldOf(employee, field, meritCycleId);
@@ -114,7 +114,7 @@ export function flatRowWriter(
     return (employee) => {
       let line = '';
       for (let index = 0; index < getters.length; index++) {
-        const cell = csvField((getters[index] as (e: Employee) => Value)(employee));
+        const cell = csvField((getters[index] as (e: FlattenableEmployee) => Value)(employee));
         line += index === 0 ? cell : `,${cell}`;
       }
       return `${line}\r\n`;
@@ -130,7 +130,7 @@ export function flatRowWriter(
   return (employee) => {
     let line = '';
     for (let index = 0; index < getters.length; index++) {
-      const value = (getters[index] as (e: Employee) => Value)(employee);
+      const value = (getters[index] as (e: FlattenableEmployee) => Value)(employee);
       line += labels[index];
       line +=
         value === null
