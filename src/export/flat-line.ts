@@ -27,6 +27,15 @@ const LINE_VERSION = 1;
 // database when the employee is stored (the import knows neither while it reads the file).
 const FIELDS_PUT_IN_FRONT = 2;
 
+// An employee's row keeps its place in a page of SQLite's employees table: with 16 KiB
+// pages (db/connect.ts, SQLITE_PAGE_BYTES) SQLite keeps up to (16,384 − 12) × 64 / 255 − 23
+// = 4,086 bytes of a WITHOUT ROWID row in its page and moves the rest to overflow pages,
+// which made every read of such a row several times slower. A line is kept only while the
+// employee's JSON text and its line together take at most this many bytes, leaving the
+// rest for the row's other columns (ids, names, email: about 400 bytes). An employee of
+// larger texts is converted from its JSON text, as before lines were kept.
+const ROW_TEXTS_BYTES = 3_600;
+
 // The bulk download joins the texts it reads with U+001E (employees/repository.ts); a JSON
 // text never holds it, but a CSV line may (a name with that control character): such an
 // employee keeps no line.
@@ -86,8 +95,11 @@ const MAX_WRITERS = 256;
 export class FlatLineWriter {
   private readonly writers = new Map<string, LineWriter>();
 
-  /** The stored line of `employee` in a cycle of `currency`; null when it can keep none. */
-  lineOf(employee: ImportedEmployee, currency: string): StoredFlatLine | null {
+  /**
+   * The stored line of `employee` in a cycle of `currency`, whose JSON text takes
+   * `textBytes`; null when it can keep none.
+   */
+  lineOf(employee: ImportedEmployee, currency: string, textBytes: number): StoredFlatLine | null {
     const columns = ownColumns(employee.columns);
     const signature = JSON.stringify([currency, columns]);
     let writer = this.writers.get(signature);
@@ -101,6 +113,7 @@ export class FlatLineWriter {
       id: '',
       preferredName: employee.preferredName ?? null,
     });
+    if (textBytes + Buffer.byteLength(tail) > ROW_TEXTS_BYTES) return null;
     return tail.includes(TEXT_SEPARATOR) ? null : { key: writer.key, tail };
   }
 }

@@ -141,11 +141,8 @@ export async function takeRecords(
       // After a record's problem, rows are still staged for the repeats to be found, but
       // without the columns only a write would need.
       if (outcome.shapeProblemCount > 0) continue;
-      // The rows of a file with a problem are never written: they need no line.
       const full = outcome.recordProblems === 0;
-      const currency = state.cycle?.currency;
-      const flatLine = full && currency ? flatLines.lineOf(result.data, currency) : null;
-      batch.push(stagedRow(result.data, seq++, record, full, flatLine));
+      batch.push(stagedRow(result.data, seq++, record, full && flatLines, state.cycle?.currency));
       if (batch.length >= BATCH_ROWS) await stage(toBatch(dialect, batch.splice(0)));
     }
   }
@@ -164,16 +161,23 @@ function cycleState(cycles: CycleState[], index: number): CycleState {
 }
 
 /**
- * An employee as a staging row; null columns for a row staged only for the checks.
- * `flatLine`: its flat CSV line, if it keeps one (export/flat-line.ts).
+ * An employee as a staging row; null columns for a row staged only for the checks (no
+ * `flatLines`). Given them and its cycle's currency, its flat CSV line too when it keeps
+ * one (export/flat-line.ts).
  */
 function stagedRow(
   employee: ImportEmployee,
   seq: number,
   record: Extract<ImportRecord, { kind: 'employee' }>,
-  full: boolean,
-  flatLine: StoredFlatLine | null,
+  flatLines: FlatLineWriter | false,
+  currency: string | undefined,
 ): StagedRow {
+  const full = flatLines !== false;
+  const bodyTail = full ? storedBodyTail(employee) : null;
+  const line =
+    flatLines && bodyTail !== null && currency
+      ? flatLines.lineOf(employee, currency, Buffer.byteLength(bodyTail))
+      : null;
   return {
     seq,
     cycle_index: record.cycle,
@@ -189,8 +193,8 @@ function stagedRow(
     currency_code: full ? employee.currencyCode.code : null,
     currency_name: full ? employee.currencyCode.value : null,
     eligibility_status: full ? employee.eligibilityStatus : null,
-    flat_key: flatLine?.key ?? null,
-    flat_tail: flatLine?.tail ?? null,
-    body_tail: full ? storedBodyTail(employee) : null,
+    flat_key: line?.key ?? null,
+    flat_tail: line?.tail ?? null,
+    body_tail: bodyTail,
   };
 }
