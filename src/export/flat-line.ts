@@ -41,6 +41,9 @@ const ROW_TEXTS_BYTES = 3_600;
 // employee keeps no line.
 const TEXT_SEPARATOR = '\u001e';
 
+/** A JSON text's first byte, `{`: a stored line begins with its employee's id instead. */
+export const JSON_TEXT_START = 0x7b;
+
 /** What the import stores of an employee's line. */
 export interface StoredFlatLine {
   /** The key of the layout it was written against. */

@@ -13,6 +13,7 @@ import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
 import { employeeRowWriter } from '../../export/csv.js';
+import { JSON_TEXT_START } from '../../export/flat-line.js';
 import { type FlatLayout, flatRowWriter } from '../../export/flat-row.js';
 import { answerCalls, startModuleThread, ThreadCalls } from '../../threads/module-thread.js';
 import { removeColumns } from '../employees/hidden-columns.js';
@@ -61,8 +62,6 @@ function rowWriter(rows: RowForm): (employee: Employee) => string {
   return hidesNothing(hidden) ? rowOf : (employee) => rowOf(removeColumns(employee, hidden));
 }
 
-const OPENING_BRACE = 0x7b;
-
 /**
  * The rows of a chunk of stored employee texts, each employee written as `rows` says: the
  * export's CSV layout without the hidden columns (employeeRowWriter), or the flat row. A
@@ -76,7 +75,7 @@ export function csvOfTexts({ texts, separator, rows }: CsvChunk): Buffer {
   for (let start = 0; start <= texts.length; ) {
     const found = texts.indexOf(separator, start);
     const end = found === -1 ? texts.length : found;
-    if (texts[start] !== OPENING_BRACE) {
+    if (texts[start] !== JSON_TEXT_START) {
       if (text !== '') blocks.push(Buffer.from(text));
       text = '';
       blocks.push(texts.subarray(start, end));

@@ -15,6 +15,7 @@
 import { type HiddenColumns, hidesNothing } from '../../columns/hidden.js';
 import type { ColumnDescription } from '../../columns/schema.js';
 import { columnsHeader, csvRow, EMPLOYEE_COLUMNS, OTHER_COLUMNS } from '../../export/csv.js';
+import { JSON_TEXT_START } from '../../export/flat-line.js';
 import { type FlatLayout, flatHeader } from '../../export/flat-row.js';
 import { withoutColumnsOf } from '../employees/hidden-columns.js';
 import { TEXT_SEPARATOR } from '../employees/repository.js';
@@ -77,7 +78,8 @@ export function ndjsonWriter(hidden: HiddenColumns): ChunkWriter {
 
 /**
  * The flat row (export/flat-row.ts) as CSV under its header, or as NDJSON; made in a worker thread
- * (csv-worker.ts) while the next chunk is read.
+ * (csv-worker.ts) while the next chunk is read. A CSV chunk of stored lines alone
+ * (export/flat-line.ts) is joined here: there is nothing to convert.
  */
 export function flatWriter(
   layout: FlatLayout,
@@ -89,12 +91,38 @@ export function flatWriter(
     head: form === 'csv' ? Buffer.from(`${bom ? BOM : ''}${csvRow(flatHeader(layout))}`) : EMPTY,
     ahead: 2,
     write: (texts) =>
+      (form === 'csv' ? storedLinesOf(texts) : undefined) ??
       workers.convert({
         texts,
         separator: TEXT_SEPARATOR,
         rows: { shape: 'flat', form, layout },
       }),
   };
+}
+
+/**
+ * A chunk whose texts are all stored flat lines (none a JSON text, which begins with `{`):
+ * the lines one after the other, the separators taken out in place. Undefined, the chunk
+ * untouched, when some text must be converted.
+ */
+function storedLinesOf(texts: Buffer): Buffer | undefined {
+  if (texts[0] === JSON_TEXT_START) return undefined;
+  for (
+    let at = texts.indexOf(TEXT_SEPARATOR);
+    at !== -1;
+    at = texts.indexOf(TEXT_SEPARATOR, at + 1)
+  ) {
+    if (texts[at + 1] === JSON_TEXT_START) return undefined;
+  }
+  let length = 0;
+  for (let start = 0; start <= texts.length; ) {
+    const found = texts.indexOf(TEXT_SEPARATOR, start);
+    const end = found === -1 ? texts.length : found;
+    texts.copyWithin(length, start, end);
+    length += end - start;
+    start = end + 1;
+  }
+  return texts.subarray(0, length);
 }
 
 /**
