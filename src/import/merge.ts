@@ -324,15 +324,17 @@ async function mergeEmployees(
     return { created: count, updated: 0, unchanged: 0, removed: 0 };
   }
 
-  const same = sql.raw(
-    `case when e.body = ${storedBodySql('e.id', 's.body_tail')} then 1 else 0 end`,
-  );
+  const unchangedBody = `e.body = ${storedBodySql('e.id', 's.body_tail')}`;
+  // Unchanged, and the flat line it keeps is not the file's: written for another layout
+  // key (an earlier release's), or none (stored before lines were kept).
+  const compared = sql.raw(`case when ${unchangedBody} then 1 else 0 end,
+    case when ${unchangedBody} and e.flat_key is distinct from s.flat_key then 1 else 0 end`);
   await run(sql`delete from ${matches}`);
-  await run(sql`insert into ${matches} (seq, stored_id, same)
-    select s.seq, e.id, ${same} from ${staging} s join merit_cycle_employees e on e.id = s.id
+  await run(sql`insert into ${matches} (seq, stored_id, same, other_line)
+    select s.seq, e.id, ${compared} from ${staging} s join merit_cycle_employees e on e.id = s.id
      where s.cycle_index = ${cycle} and e.merit_cycle_id = ${meritCycleId}`);
-  await run(sql`insert into ${matches} (seq, stored_id, same)
-    select s.seq, e.id, ${same} from ${staging} s join merit_cycle_employees e
+  await run(sql`insert into ${matches} (seq, stored_id, same, other_line)
+    select s.seq, e.id, ${compared} from ${staging} s join merit_cycle_employees e
         on e.merit_cycle_id = ${meritCycleId} and e.email_key = s.email_key
      where s.cycle_index = ${cycle} and s.id is null
        and not exists (select 1 from ${matches} m where m.stored_id = e.id)`);
@@ -358,6 +360,14 @@ async function mergeEmployees(
   );
   const matched = Number(tally?.matched ?? 0);
   const unchanged = Number(tally?.same ?? 0);
+  // An unchanged employee takes the file's line in place: its text is the same, so it is no
+  // change (no stamp, no delta entry, no webhook event); sliced members follow it
+  // (row-slices/membership.ts).
+  await run(sql`update merit_cycle_employees
+      set flat_key = s.flat_key,
+          flat_line = merit_cycle_employees.id || ',' || ${text(meritCycleId)} || ',' || s.flat_tail
+      from ${matches} m join ${staging} s on s.seq = m.seq
+     where m.other_line = 1 and merit_cycle_employees.id = m.stored_id`);
   await run(sql`delete from merit_cycle_employees
     where id in (select stored_id from ${matches} where same = 0)`);
   let removed = 0;

@@ -145,7 +145,7 @@ export async function createStaging(trx: Tx, dialect: Dialect): Promise<void> {
   );
   await run(
     trx,
-    `create temporary table ${MATCHES} (seq integer primary key, stored_id ${id} not null, same integer not null)${temporary}`,
+    `create temporary table ${MATCHES} (seq integer primary key, stored_id ${id} not null, same integer not null, other_line integer not null)${temporary}`,
   );
   await run(trx, `create index ${MATCHES}_by_stored on ${MATCHES} (stored_id)`);
 }

@@ -193,15 +193,19 @@ export async function refreshSlice(
   await run(sql`delete from row_slice_departures where slice_id = ${slice.id}
     and merit_cycle_id = ${meritCycleId}
     and employee_id in (select employee_id from ${sql.table(NOW)})`);
-  // Changed in this import and still in the slice.
-  await run(sql`update row_slice_members set change_seq = n.change_seq,
-      (body, flat_key, flat_line) = (select e.body, e.flat_key, e.flat_line
-        from merit_cycle_employees e where e.id = n.employee_id)
+  // Changed in this import and still in the slice; or unchanged, with the flat line the
+  // import gave its employee in place (import/merge.ts), which changes no stamp.
+  const employee = sql`from merit_cycle_employees e where e.id = n.employee_id`;
+  await run(sql`update row_slice_members
+      set change_seq = case when n.change_seq > row_slice_members.change_seq
+                            then n.change_seq else row_slice_members.change_seq end,
+          (body, flat_key, flat_line) = (select e.body, e.flat_key, e.flat_line ${employee})
       from ${sql.table(NOW)} n
      where row_slice_members.slice_id = ${slice.id}
        and row_slice_members.merit_cycle_id = ${meritCycleId}
        and n.employee_id = row_slice_members.id
-       and n.change_seq > row_slice_members.change_seq`);
+       and (n.change_seq > row_slice_members.change_seq
+            or row_slice_members.flat_key is distinct from (select e.flat_key ${employee}))`);
   return {
     entered: Number(entered.numAffectedRows ?? 0n),
     left: Number(left.numAffectedRows ?? 0n),

@@ -177,15 +177,58 @@ describe('the flat CSV’s lines made at import', () => {
     expect(text).not.toContain(',Build\r\n');
   });
 
+  // A part that is `L…` text for most and a number for a few.
+  const widened = (i: number) => (i % 10 === 3 ? '7' : `L${i % 5}`);
+
   it('converts the employees an import left unchanged once it widens the cycle’s columns', async () => {
-    // A part that is `L…` text for most and a number for a few: the cycle's part becomes
-    // text, and the kept lines, written when it was text for all, still match; a new part
-    // type for the changed employees gives them a layout of their own.
-    await server.load(linesDataSet(EMPLOYEES, (i) => (i % 10 === 3 ? '7' : `L${i % 5}`)));
+    // The cycle's part becomes text, and the kept lines, written when it was text for all,
+    // still match; a new part type for the changed employees gives them a layout of their
+    // own.
+    await server.load(linesDataSet(EMPLOYEES, widened));
     const keys = await keysOf(LINES_CYCLE);
     expect(keys.size).toBe(3);
     const [stored, converted] = await withAndWithoutLines(() => download(lines, LINES_CYCLE));
     expect(stored.equals(converted)).toBe(true);
     expect(stored.toString('utf8')).toContain(',7,Ünïcode,');
+  });
+
+  it('gives the employees an import leaves unchanged the file’s lines in place: no change, the same ETag, an empty delta', async () => {
+    const db = server.database.db;
+    const ops = await server.createKey(LINES_ORG, 'ops again', { rows: 'team = Ops' });
+    const keysBefore = await keysOf(LINES_CYCLE);
+    const [stored] = await withAndWithoutLines(() => download(ops, LINES_CYCLE));
+    const tagOf = async () =>
+      (await server.request(bulkCsv(LINES_CYCLE), { key: ops, method: 'HEAD' })).headers.get(
+        'etag',
+      );
+    const etag = await tagOf();
+    // A full sync walked to its last page, which holds the token of what changes next.
+    let deltaToken: string | null = null;
+    for (let cursor: string | null = null; deltaToken === null; ) {
+      const query = cursor ? `?nextCursor=${encodeURIComponent(cursor)}` : '';
+      const page = (await (
+        await server.request(`${employeesPath(LINES_CYCLE)}/delta${query}`, { key: ops })
+      ).json()) as { nextCursor: string | null; deltaToken: string | null };
+      ({ nextCursor: cursor, deltaToken } = page);
+    }
+    // As if stored before lines were kept.
+    for (const table of [sql`merit_cycle_employees`, sql`row_slice_members`]) {
+      await sql`update ${table} set flat_key = null, flat_line = null`.execute(db);
+    }
+    const summary = await server.load(linesDataSet(EMPLOYEES, widened));
+    expect(summary.employees).toEqual({ created: 0, updated: 0, unchanged: EMPLOYEES, removed: 0 });
+    expect(await keysOf(LINES_CYCLE)).toEqual(keysBefore);
+    const { rows } = await sql<{ count: number | string }>`
+      select count(*) as count from row_slice_members m join merit_cycle_employees e on e.id = m.id
+       where m.flat_key is not distinct from e.flat_key and m.flat_line is not distinct from e.flat_line
+         and m.merit_cycle_id = ${LINES_CYCLE}`.execute(db);
+    expect(Number(rows[0]?.count)).toBeGreaterThan(EMPLOYEES / 5);
+    expect((await download(ops, LINES_CYCLE)).equals(stored)).toBe(true);
+    expect(await tagOf()).toBe(etag);
+    const next = await server.request(
+      `${employeesPath(LINES_CYCLE)}/delta?deltaToken=${encodeURIComponent(deltaToken ?? '')}`,
+      { key: ops },
+    );
+    expect(((await next.json()) as { data: unknown[] }).data).toEqual([]);
   });
 });
