@@ -5,7 +5,7 @@
 // (intake-worker.ts) while the import's own thread writes the batches.
 import { noteColumns, type SeenColumn } from '../columns/schema.js';
 import type { Dialect } from '../db/connect.js';
-import { FlatLineWriter, type StoredFlatLine } from '../export/flat-line.js';
+import { FlatLineWriter } from '../export/flat-line.js';
 import { newId } from '../ids.js';
 import {
   fileProblem,
