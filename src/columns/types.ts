@@ -21,16 +21,25 @@ export const isDecimal = (text: string) => DECIMAL.test(text);
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** `YYYY-MM-DD` naming a day that exists (2025-02-29 does not), years 0001–9999. */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The Gregorian calendar's leap years, as JavaScript's Date counts them back to year 1. */
+const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+
+/**
+ * `YYYY-MM-DD` naming a day that exists (2025-02-29 does not), years 0001–9999. Counted, not
+ * made into a Date: the import checks every date of every employee, and the Date (and the
+ * match's copies) cost most of that check.
+ */
 export function isCalendarDate(text: string): boolean {
   const match = DATE.exec(text);
   if (!match) return false;
-  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
   if (year < 1 || month < 1 || month > 12 || day < 1) return false;
-  // Day 0 of the next month is the last day of this one (UTC, no time zone involved).
-  const date = new Date(0);
-  date.setUTCFullYear(year, month, 0);
-  return day <= date.getUTCDate();
+  const days = month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] as number);
+  return day <= days;
 }
 
 /**
