@@ -113,43 +113,10 @@ function parametersOf(entries: readonly RequestEntry[]): unknown[] {
 }
 
 /**
- * Runs `write` in a transaction that, on SQLite, does not wait for another process's write
- * lock (an import's): it fails at once, and the caller tries again later, where waiting
- * would stop every request of this process (better-sqlite3 waits on the event loop's
- * thread, up to the busy timeout). `wait`: waits as any writer does (at shutdown, when no
- * request is left to stop).
- */
-async function writeWithoutWaiting(
-  { db, dialect }: DatabaseHandle,
-  write: (connection: Db) => Promise<void>,
-  wait = false,
-): Promise<void> {
-  if (dialect === 'postgres' || wait) {
-    await db.transaction().execute(write);
-    return;
-  }
-  await db.connection().execute(async (connection) => {
-    const { rows } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(connection);
-    const waited = rows[0]?.timeout ?? 0;
-    await sql.raw('pragma busy_timeout = 0').execute(connection);
-    try {
-      await sql`begin immediate`.execute(connection);
-      try {
-        await write(connection);
-        await sql`commit`.execute(connection);
-      } catch (error) {
-        await sql`rollback`.execute(connection);
-        throw error;
-      }
-    } finally {
-      await sql.raw(`pragma busy_timeout = ${waited}`).execute(connection);
-    }
-  });
-}
-
-/**
  * Writes request entries, ENTRIES_PER_STATEMENT a statement, in one transaction; on SQLite
- * without waiting for another writer unless `wait`.
+ * without waiting for another process's write lock (an import's) unless `wait` (at
+ * shutdown, when no request is left to stop): it fails at once and the writer tries again
+ * later, where waiting would stop every request of this process (db/write-transaction.ts).
  */
 export async function insertRequestEntries(
   database: DatabaseHandle,
@@ -158,8 +125,8 @@ export async function insertRequestEntries(
 ): Promise<void> {
   if (entries.length === 0) return;
   const { dialect } = database;
-  await writeWithoutWaiting(
-    database,
+  await inWriteTransaction(
+    database.db,
     async (connection) => {
       if (dialect === 'postgres') {
         for (let start = 0; start < entries.length; start += ENTRIES_PER_STATEMENT) {
@@ -176,7 +143,7 @@ export async function insertRequestEntries(
         );
       }
     },
-    wait,
+    { wait },
   );
 }
 
@@ -335,12 +302,16 @@ export async function usersNamedInLog(
 /** Removes every entry older than `before` (not waiting for an import's lock); how many. */
 export async function purgeAuditEntries(database: DatabaseHandle, before: Date): Promise<number> {
   let removed = 0;
-  await writeWithoutWaiting(database, async (connection) => {
-    const result = await connection
-      .deleteFrom('audit_entries')
-      .where('at', '<', before.toISOString())
-      .executeTakeFirst();
-    removed = Number(result.numDeletedRows);
-  });
+  await inWriteTransaction(
+    database.db,
+    async (connection) => {
+      const result = await connection
+        .deleteFrom('audit_entries')
+        .where('at', '<', before.toISOString())
+        .executeTakeFirst();
+      removed = Number(result.numDeletedRows);
+    },
+    { wait: false },
+  );
   return removed;
 }

@@ -12,9 +12,10 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
-import { type DatabaseHandle, SQLITE_BUSY_TIMEOUT_MS } from '../db/connect.js';
+import type { DatabaseHandle } from '../db/connect.js';
 import type { Database } from '../db/types.js';
 import { toIso } from '../db/values.js';
+import { inWriteTransaction } from '../db/write-transaction.js';
 import { allowedRanges } from './address-filter.js';
 import { deliveriesWithEventAndEndpoint } from './repository.js';
 import { retryDelayMs, WEBHOOK_SCHEDULE, type WebhookSchedule } from './schedule.js';
@@ -175,27 +176,12 @@ export class WebhookDispatcher {
    * another writer holds it. PostgreSQL: an ordinary transaction.
    */
   private async write<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-    const { db, dialect } = this.options.database;
-    if (dialect === 'postgres') return db.transaction().execute(work);
-    return db.connection().execute(async (connection) => {
-      await sql`pragma busy_timeout = 0`.execute(connection);
-      try {
-        await sql`begin immediate`.execute(connection);
-        try {
-          const result = await work(connection);
-          await sql`commit`.execute(connection);
-          return result;
-        } catch (error) {
-          await sql`rollback`.execute(connection);
-          throw error;
-        }
-      } catch (error) {
-        if (isSqliteBusy(error)) throw new Locked();
-        throw error;
-      } finally {
-        await sql.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).execute(connection);
-      }
-    });
+    try {
+      return await inWriteTransaction(this.options.database.db, work, { wait: false });
+    } catch (error) {
+      if (isSqliteBusy(error)) throw new Locked();
+      throw error;
+    }
   }
 
   /**
